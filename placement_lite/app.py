@@ -1,0 +1,252 @@
+"""The WSGI application: falcon routes wrapped in the shared middleware.
+
+A request passes, outside in::
+
+    request id -> proxy headers -> JSON by default -> CORS (when configured) -> auth
+      -> request context -> microversion -> fault wrapper -> falcon router
+      -> handler (one module per resource in placement_lite.handlers)
+"""
+
+import importlib
+import json
+import logging
+
+import falcon
+from keystonemiddleware import auth_token
+from microversion_parse import middleware as microversion_middleware
+from oslo_middleware import cors
+from oslo_middleware import http_proxy_to_wsgi
+from oslo_middleware import request_id
+
+from placement_lite import context
+from placement_lite import errors
+from placement_lite import microversion
+from placement_lite import policy
+from placement_lite.db import api as db_api
+from placement_lite.db import migrate
+from placement_lite.domain import standard_names
+
+LOG = logging.getLogger(__name__)
+
+#: Handler modules; each exposes ``ROUTES``: a list of (path, resource).
+HANDLER_MODULES = [
+    'root',
+]
+
+_UNAUTHORIZED_BODY = json.dumps({
+    'message': ('This server could not verify that you are authorized to '
+                'access the document you requested. Either you supplied the '
+                'wrong credentials (e.g., bad password), or your browser '
+                'does not understand how to supply the credentials '
+                'required.<br /><br />\n\n\n'),
+    'code': '401 Unauthorized',
+    'title': 'Unauthorized',
+}).encode()
+
+
+def _is_root(environ):
+    return environ.get('PATH_INFO', '') in ('/', '')
+
+
+def _unauthorized(start_response):
+    start_response('401 Unauthorized', [
+        ('Content-Type', 'application/json'),
+        ('Content-Length', str(len(_UNAUTHORIZED_BODY)))])
+    return [_UNAUTHORIZED_BODY]
+
+
+class NoAuth:
+    """Development auth: the token is ``user[:project]``; ``admin`` is admin."""
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        if environ.get('PATH_INFO') == '/':
+            return self.application(environ, start_response)
+        token = environ.get('HTTP_X_AUTH_TOKEN')
+        if token is None:
+            return _unauthorized(start_response)
+        user_id, _sep, project_id = token.partition(':')
+        if 'HTTP_X_ROLES' in environ:
+            roles = environ['HTTP_X_ROLES'].split(',')
+        elif user_id == 'admin':
+            roles = ['admin']
+        else:
+            roles = []
+        environ['HTTP_X_USER_ID'] = user_id
+        if not environ.get('HTTP_OPENSTACK_SYSTEM_SCOPE'):
+            environ['HTTP_X_TENANT_ID'] = project_id or user_id
+        environ['HTTP_X_ROLES'] = ','.join(roles)
+        return self.application(environ, start_response)
+
+
+class KeystoneAuth(auth_token.AuthProtocol):
+    """keystonemiddleware's auth_token, except for the version document."""
+
+    def __init__(self, application, conf):
+        self._unprotected = application
+        super().__init__(application, {'oslo_config_config': conf})
+
+    def __call__(self, environ, start_response):
+        if _is_root(environ):
+            return self._unprotected(environ, start_response)
+        return super().__call__(environ, start_response)
+
+
+class AcceptJson:
+    """Errors come back as JSON when the client did not ask for anything else."""
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        if environ.get('HTTP_ACCEPT', '*/*') == '*/*':
+            environ['HTTP_ACCEPT'] = 'application/json'
+        return self.application(environ, start_response)
+
+
+class ContextMiddleware:
+    """Build the request context from the identity headers auth left."""
+
+    def __init__(self, application, conf, db, enforcer):
+        self.application = application
+        self.conf = conf
+        self.db = db
+        self.enforcer = enforcer
+
+    def __call__(self, environ, start_response):
+        ctx = context.RequestContext.from_environ(
+            environ, request_id=environ.get(errors.REQUEST_ID_ENVIRON),
+            conf=self.conf, db=self.db, enforcer=self.enforcer)
+        if ctx.user_id is None and not _is_root(environ):
+            return _unauthorized(start_response)
+        environ['placement.context'] = ctx
+        return self.application(environ, start_response)
+
+
+class FaultWrapper:
+    """Any exception that escaped the handlers becomes a JSON 500."""
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        try:
+            return self.application(environ, start_response)
+        except Exception as exc:  # noqa: the last line of defence
+            LOG.exception('Unexpected error: %s', exc)
+            body = json.dumps(errors.error_document(
+                500, errors.detail_text(500, str(exc), environ),
+                environ)).encode()
+            start_response('500 Internal Server Error', [
+                ('Content-Type', 'application/json'),
+                ('Content-Length', str(len(body)))])
+            return [body]
+
+
+def _declared_methods(resource):
+    """HTTP methods of a resource, in the order its responders are defined."""
+    methods = []
+    for klass in reversed(type(resource).__mro__):
+        for name in vars(klass):
+            if name.startswith('on_') and name[3:].upper() not in methods:
+                methods.append(name[3:].upper())
+    return methods
+
+
+class _PlacementRequest(falcon.Request):
+    """A falcon request that knows its placement context."""
+
+    @property
+    def placement(self):
+        return self.env['placement.context']
+
+
+class _MethodGuard:
+    """405 for a method the resource does not declare (falcon would answer
+    OPTIONS and HEAD itself), with ``Allow`` in declaration order."""
+
+    def process_resource(self, req, resp, resource, params):
+        if resource is None:
+            return
+        methods = _declared_methods(resource)
+        if req.method not in methods:
+            raise errors.MethodNotAllowed(
+                'The method specified is not allowed for this resource.',
+                headers={'allow': ', '.join(methods)})
+
+
+class _BodyGuard:
+    """The reference refuses a body that comes without a content type."""
+
+    def process_request(self, req, resp):
+        length = req.get_header('content-length')
+        if not length:
+            return
+        try:
+            length = int(length)
+        except ValueError:
+            raise errors.BadRequest('content-length header must be an integer')
+        if length > 0 and not req.content_type:
+            raise errors.BadRequest(
+                'content-type header required when content-length > 0')
+
+
+def _render_placement_error(req, resp, exc, params):
+    resp.status = exc.status
+    resp.content_type = 'application/json'
+    for name, value in exc.headers.items():
+        resp.set_header(name, value)
+    detail = errors.detail_text(exc.status, exc.detail, req.env)
+    resp.text = json.dumps(errors.error_document(
+        exc.status, detail, req.env, code=exc.code))
+
+
+def _render_falcon_error(req, resp, exc, params):
+    """Falcon's own errors (unknown route, for example) in our format."""
+    error = errors.PlacementError('')
+    error.status = int(str(exc.status).split()[0])
+    _render_placement_error(req, resp, error, params)
+
+
+def build_falcon_app():
+    app = falcon.App(request_type=_PlacementRequest,
+                     middleware=[_BodyGuard(), _MethodGuard()])
+    app.req_options.keep_blank_qs_values = True
+    app.req_options.strip_url_path_trailing_slash = False
+    app.resp_options.default_media_type = 'application/json'
+    for name in HANDLER_MODULES:
+        module = importlib.import_module('placement_lite.handlers.' + name)
+        for path, resource in module.ROUTES:
+            app.add_route(path, resource)
+    app.add_error_handler(falcon.HTTPError, _render_falcon_error)
+    app.add_error_handler(errors.PlacementError, _render_placement_error)
+    return app
+
+
+def build_app(conf, db=None):
+    """The whole WSGI application for ``conf``; ``db`` defaults to the configured one."""
+    db = db or db_api.from_conf(conf)
+    if conf.placement_database.sync_on_startup:
+        migrate.upgrade(db)
+    standard_names.ensure_synced(db)
+    enforcer = policy.Enforcer(conf)
+
+    versions = microversion.versions(conf.api.enable_extensions)
+    application = FaultWrapper(build_falcon_app())
+    application = microversion_middleware.MicroversionMiddleware(
+        application, microversion.SERVICE_TYPE, versions,
+        json_error_formatter=errors.webob_json_formatter(
+            versions[0], versions[-1]))
+    application = ContextMiddleware(application, conf, db, enforcer)
+    if conf.api.auth_strategy == 'noauth2':
+        application = NoAuth(application)
+    else:
+        application = KeystoneAuth(application, conf)
+    if conf.cors.allowed_origin:
+        application = cors.CORS(application, conf)
+    application = AcceptJson(application)
+    application = http_proxy_to_wsgi.HTTPProxyToWSGI(application, conf)
+    return request_id.RequestId(application)
+

@@ -1,0 +1,92 @@
+"""The ``placement-lite`` command: development server and database tools."""
+
+import argparse
+import socketserver
+import sys
+from wsgiref import simple_server
+
+from placement_lite import app
+from placement_lite import conf as config
+from placement_lite.db import api as db_api
+from placement_lite.db import migrate
+
+
+class _ThreadingWSGIServer(socketserver.ThreadingMixIn,
+                           simple_server.WSGIServer):
+    daemon_threads = True
+
+
+class _QuietHandler(simple_server.WSGIRequestHandler):
+    def log_message(self, format, *args):
+        sys.stderr.write('%s - %s\n' % (self.address_string(), format % args))
+
+
+def _load(args):
+    return config.load(
+        argv=['--config-file', args.config_file] if args.config_file else [])
+
+
+def serve(args):
+    conf = _load(args)
+    # A development server with no placement.conf is usable at once:
+    # no keystone, and the schema created. A config file still decides.
+    conf.set_default('auth_strategy', 'noauth2', group='api')
+    db = db_api.from_conf(conf)
+    migrate.upgrade(db)
+    application = app.build_app(conf, db=db)
+    print('placement-lite: database %s' % _describe(db), flush=True)
+    print('placement-lite: auth strategy %s' % conf.api.auth_strategy,
+          flush=True)
+    print('placement-lite: serving on http://%s:%d/' % (args.host, args.port),
+          flush=True)
+    server = simple_server.make_server(
+        args.host, args.port, application,
+        server_class=_ThreadingWSGIServer, handler_class=_QuietHandler)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+def _describe(db):
+    url = db.engine.url
+    if url.get_backend_name() == 'sqlite':
+        return url.database
+    return url.render_as_string(hide_password=True)
+
+
+def db_sync(args):
+    db = db_api.from_conf(_load(args))
+    migrate.upgrade(db)
+    print(migrate.current_revision(db))
+
+
+def db_version(args):
+    print(migrate.current_revision(db_api.from_conf(_load(args))))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='placement-lite')
+    parser.add_argument('--config-file',
+                        help='placement.conf to read (default: '
+                             '$OS_PLACEMENT_CONFIG_DIR/placement.conf)')
+    commands = parser.add_subparsers(dest='command', required=True)
+    serve_parser = commands.add_parser('serve', help='run a development server')
+    serve_parser.add_argument('--config-file', default=argparse.SUPPRESS)
+    serve_parser.add_argument('--host', default='127.0.0.1')
+    serve_parser.add_argument('--port', type=int, default=8778)
+    serve_parser.set_defaults(func=serve)
+    db_parser = commands.add_parser('db', help='database schema')
+    db_commands = db_parser.add_subparsers(dest='db_command', required=True)
+    sync_parser = db_commands.add_parser('sync', help='upgrade to the newest schema')
+    sync_parser.add_argument('--config-file', default=argparse.SUPPRESS)
+    sync_parser.set_defaults(func=db_sync)
+    version_parser = db_commands.add_parser('version', help='print the schema revision')
+    version_parser.add_argument('--config-file', default=argparse.SUPPRESS)
+    version_parser.set_defaults(func=db_version)
+    args = parser.parse_args(argv)
+    args.func(args)
+
+
+if __name__ == '__main__':
+    main()

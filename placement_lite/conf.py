@@ -1,0 +1,132 @@
+"""Configuration options.
+
+Option names and groups are those of the reference Placement service wherever
+the meaning is the same, so that an existing ``placement.conf`` keeps working.
+Options the reference has but placement_lite does not use (MySQL tuning, for
+example) are simply ignored when found in a file, as oslo.config does for any
+unregistered option.
+"""
+
+import os
+
+from oslo_config import cfg
+from oslo_middleware import cors
+from oslo_policy import opts as policy_opts
+
+api_opts = [
+    cfg.StrOpt(
+        'auth_strategy', default='keystone',
+        choices=[('keystone', 'Use the keystone auth_token middleware'),
+                 ('noauth2', 'Development only: the token names the user; '
+                             '"admin" is an administrator')],
+        help='How requests are authenticated.'),
+    cfg.BoolOpt(
+        'enable_extensions', default=True,
+        help='Serve placement_lite extensions (device profiles, '
+             'microversion 1.40). When false, the service advertises and '
+             'behaves exactly as the reference: maximum microversion 1.39.'),
+]
+
+database_opts = [
+    cfg.StrOpt(
+        'connection', secret=True,
+        help='SQLAlchemy URL of the database. When unset, an SQLite file '
+             'under the user data directory is used.'),
+    cfg.BoolOpt(
+        'sync_on_startup', default=False,
+        help='Upgrade the database schema to the newest revision when the '
+             'service starts.'),
+    cfg.IntOpt(
+        'max_pool_size', min=1,
+        help='Connections kept open per process (PostgreSQL).'),
+    cfg.IntOpt(
+        'max_overflow', min=0,
+        help='Extra connections allowed above max_pool_size (PostgreSQL).'),
+    cfg.IntOpt(
+        'pool_timeout', min=1,
+        help='Seconds to wait for a pooled connection.'),
+    cfg.IntOpt(
+        'connection_recycle_time', default=3600,
+        help='Seconds after which a pooled connection is replaced.'),
+    cfg.IntOpt(
+        'connection_debug', default=0, min=0, max=100,
+        help='Log SQL statements when 50 or more.'),
+]
+
+placement_opts = [
+    cfg.BoolOpt(
+        'randomize_allocation_candidates', default=False,
+        help='Shuffle allocation candidates before applying limit, so that '
+             'schedulers sharing a cloud do not all pick the same hosts.'),
+    cfg.StrOpt(
+        'incomplete_consumer_project_id',
+        default='00000000-0000-0000-0000-000000000000',
+        help='Project recorded for consumers created before microversion '
+             '1.8, when project_id was not yet required.'),
+    cfg.StrOpt(
+        'incomplete_consumer_user_id',
+        default='00000000-0000-0000-0000-000000000000',
+        help='User recorded for consumers created before microversion 1.8.'),
+    cfg.IntOpt(
+        'allocation_conflict_retry_count', default=10, min=0,
+        help='How many times an allocation write is retried, each in a new '
+             'transaction, when another writer changed a provider '
+             'generation concurrently.'),
+    cfg.IntOpt(
+        'max_allocation_candidates', default=-1,
+        help='Upper bound on the allocation candidates generated for one '
+             'request; -1 means no bound beyond the request limit.'),
+    cfg.StrOpt(
+        'allocation_candidates_generation_strategy', default='depth-first',
+        choices=[('depth-first', 'Exhaust each tree before the next one'),
+                 ('breadth-first', 'Take candidates from every tree in '
+                                   'turn')],
+        help='Order in which candidates are generated across provider trees '
+             'when max_allocation_candidates bounds the result.'),
+]
+
+workarounds_opts = [
+    cfg.BoolOpt(
+        'optimize_for_wide_provider_trees', default=False,
+        help='Accepted for compatibility. placement_lite never needs it: '
+             'its engine is bounded by the limit whatever the tree shape.'),
+]
+
+GROUPS = (
+    ('api', api_opts),
+    ('placement_database', database_opts),
+    ('placement', placement_opts),
+    ('workarounds', workarounds_opts),
+)
+
+
+def register_opts(conf):
+    for group, opts in GROUPS:
+        conf.register_opts(opts, group=group)
+    policy_opts.set_defaults(conf, policy_file='policy.yaml')
+    conf.register_opts(cors.CORS_OPTS, 'cors')
+
+
+def list_opts():
+    """Options for oslo-config-generator (see etc/placement-config-generator.conf)."""
+    return [(group, opts) for group, opts in GROUPS] + [('cors', cors.CORS_OPTS)]
+
+
+def load(argv=None, default_config_files=None):
+    """Build a ConfigOpts from the command line and placement.conf.
+
+    Like the reference, the file is looked for in ``$OS_PLACEMENT_CONFIG_DIR``
+    when that is set; ``--config-file`` overrides it.
+    """
+    conf = cfg.ConfigOpts()
+    register_opts(conf)
+    if default_config_files is None:
+        default_config_files = []
+        config_dir = os.environ.get('OS_PLACEMENT_CONFIG_DIR')
+        if config_dir:
+            candidate = os.path.join(config_dir, 'placement.conf')
+            if os.path.exists(candidate):
+                default_config_files = [candidate]
+    conf(argv or [], project='placement',
+         default_config_files=default_config_files)
+    return conf

@@ -1,0 +1,144 @@
+"""Errors and their JSON rendering.
+
+Handlers and domain code raise the exceptions defined here; ``app.py`` turns
+them into responses in the reference's error format::
+
+    {"errors": [{"status": 404, "title": "Not Found",
+                 "detail": "The resource could not be found.\\n\\n ...  ",
+                 "code": "placement.undefined_code",   # from 1.23
+                 "request_id": "req-..."}]}
+
+Clients parse some of these details, so ``detail`` is built the way the
+reference (webob) builds it: the status explanation, a blank line, then the
+message.
+"""
+
+import http
+
+# Error codes, as strings clients can rely on.
+DEFAULT = 'placement.undefined_code'
+INVENTORY_INUSE = 'placement.inventory.inuse'
+CONCURRENT_UPDATE = 'placement.concurrent_update'
+DUPLICATE_NAME = 'placement.duplicate_name'
+PROVIDER_IN_USE = 'placement.resource_provider.inuse'
+PROVIDER_CANNOT_DELETE_PARENT = (
+    'placement.resource_provider.cannot_delete_parent')
+RESOURCE_PROVIDER_NOT_FOUND = 'placement.resource_provider.not_found'
+ILLEGAL_DUPLICATE_QUERYPARAM = 'placement.query.duplicate_key'
+QUERYPARAM_BAD_VALUE = 'placement.query.bad_value'
+QUERYPARAM_MISSING_VALUE = 'placement.query.missing_value'
+DEVICE_PROFILE_NOT_FOUND = 'placement_lite.device_profile.not_found'
+
+ERROR_CODE_MICROVERSION = (1, 23)
+MICROVERSION_ENVIRON = 'placement.microversion'
+REQUEST_ID_ENVIRON = 'openstack.request_id'
+ERROR_CODE_ENVIRON = 'placement.error_code'
+
+_EXPLANATIONS = {
+    400: ('The server could not comply with the request since it is either '
+          'malformed or otherwise incorrect.'),
+    401: ('This server could not verify that you are authorized to access '
+          'the document you requested.  Either you supplied the wrong '
+          'credentials (e.g., bad password), or your browser does not '
+          'understand how to supply the credentials required.'),
+    403: 'Access was denied to this resource.',
+    404: 'The resource could not be found.',
+    409: 'There was a conflict when trying to complete your request.',
+    500: ('The server has either erred or is incapable of performing the '
+          'requested operation.'),
+}
+
+
+class PlacementError(Exception):
+    """An HTTP error with a status, a message and an error code."""
+
+    status = 500
+
+    def __init__(self, detail='', code=DEFAULT, headers=None):
+        super().__init__(detail)
+        self.detail = detail
+        self.code = code
+        self.headers = headers or {}
+
+
+class BadRequest(PlacementError):
+    status = 400
+
+
+class Forbidden(PlacementError):
+    status = 403
+
+
+class NotFound(PlacementError):
+    status = 404
+
+
+class MethodNotAllowed(PlacementError):
+    status = 405
+
+
+class NotAcceptable(PlacementError):
+    status = 406
+
+
+class Conflict(PlacementError):
+    status = 409
+
+
+class UnsupportedMediaType(PlacementError):
+    status = 415
+
+
+class ServerError(PlacementError):
+    status = 500
+
+
+def detail_text(status, detail, environ):
+    """The ``detail`` string exactly as the reference renders it."""
+    if status == 405:
+        return ('The method %s is not allowed for this resource. \n\n %s'
+                % (environ.get('REQUEST_METHOD'), detail))
+    if status == 406:
+        return ('The resource could not be generated that was acceptable to '
+                'your browser (content of type %s. \n\n %s'
+                % (environ.get('HTTP_ACCEPT'), detail))
+    if status == 415:
+        return ('The request media type %s is not supported by this server. '
+                '\n\n %s' % (environ.get('CONTENT_TYPE'), detail))
+    return '%s\n\n %s  ' % (_EXPLANATIONS.get(status, ''), detail)
+
+
+def error_document(status, detail_string, environ, code=None):
+    """The JSON error document for a response of ``status``."""
+    error = {
+        'status': status,
+        'title': http.HTTPStatus(status).phrase,
+        'detail': detail_string,
+    }
+    version = environ.get(MICROVERSION_ENVIRON)
+    if version is not None and version.matches(ERROR_CODE_MICROVERSION):
+        error['code'] = code or environ.get(ERROR_CODE_ENVIRON) or DEFAULT
+    if REQUEST_ID_ENVIRON in environ:
+        error['request_id'] = environ[REQUEST_ID_ENVIRON]
+    return {'errors': [error]}
+
+
+def webob_json_formatter(min_version, max_version):
+    """A formatter for errors raised by webob-based middleware.
+
+    The microversion middleware (from microversion-parse) reports malformed
+    or unacceptable versions through webob; this keeps them in our format,
+    with the supported range added to a 406 as the reference does.
+    """
+    import webob.exc
+
+    def formatter(body, status, title, environ):
+        status_code = int(status.split(None, 1)[0])
+        document = error_document(status_code, webob.exc.strip_tags(body),
+                                  environ)
+        if status_code == 406 and MICROVERSION_ENVIRON not in environ:
+            document['errors'][0]['max_version'] = max_version
+            document['errors'][0]['min_version'] = min_version
+        return document
+
+    return formatter

@@ -1,0 +1,79 @@
+"""HTTP helpers shared by the handler modules: bodies, query strings, headers."""
+
+import datetime
+import email.utils
+import json
+import urllib.parse
+
+import jsonschema
+
+from placement_lite import errors
+from placement_lite import microversion
+
+JSON = 'application/json'
+
+
+def render(resp, body, status=200):
+    resp.status = status
+    resp.content_type = JSON
+    resp.text = json.dumps(body)
+
+
+def no_content(resp):
+    resp.status = 204
+    resp.content_type = None
+
+
+def json_body(req, schema=None):
+    """The request's JSON body, validated against ``schema`` when given.
+
+    415 when it is not JSON, 400 when it does not parse or validate, as the
+    reference answers.
+    """
+    if req.content_type is None or req.content_type.split(';')[0].strip() != JSON:
+        raise errors.UnsupportedMediaType(
+            'The media type %s is not supported, use application/json'
+            % req.content_type)
+    raw = req.bounded_stream.read()
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise errors.BadRequest('Malformed JSON: %s' % exc)
+    if schema is not None:
+        validate(data, schema)
+    return data
+
+
+def validate(data, schema):
+    try:
+        jsonschema.validate(data, schema,
+                            format_checker=jsonschema.FormatChecker())
+    except jsonschema.ValidationError as exc:
+        raise errors.BadRequest('JSON does not validate: %s' % exc)
+
+
+def query_pairs(req):
+    """The query string as an ordered list of (key, value) pairs."""
+    return urllib.parse.parse_qsl(req.query_string, keep_blank_values=True)
+
+
+def http_date(moment):
+    """An HTTP date for a naive UTC datetime."""
+    return email.utils.format_datetime(
+        moment.replace(tzinfo=datetime.timezone.utc), usegmt=True)
+
+
+def set_last_modified(req, resp, moment):
+    """From 1.15: ``last-modified`` (``moment`` or now) and ``cache-control``."""
+    if not microversion.at_least(req, '1.15'):
+        return
+    moment = moment or datetime.datetime.now(datetime.timezone.utc).replace(
+        tzinfo=None)
+    resp.set_header('last-modified', http_date(moment))
+    resp.set_header('cache-control', 'no-cache')
+
+
+def newest(*moments):
+    """The latest of some created_at/updated_at values (None ignored)."""
+    present = [m for m in moments if m is not None]
+    return max(present) if present else None

@@ -1,0 +1,14 @@
+"""WSGI entry point for uwsgi and other servers: ``placement_lite.wsgi:application``.
+
+Configuration comes from ``$OS_PLACEMENT_CONFIG_DIR/placement.conf``, as for
+the reference service.
+"""
+
+import logging
+
+from placement_lite import app
+from placement_lite import conf as config
+
+logging.basicConfig(level=logging.INFO)
+
+application = app.build_app(config.load())

@@ -1,0 +1,270 @@
+"""Test harness: fresh databases on SQLite and PostgreSQL, and apps on them.
+
+Each gabbi file (and each test that asks) gets an :class:`Environment`: a
+new database, migrated and holding the standard names, and the whole WSGI
+application on it. Databases are copied from a per-backend template made once
+per process, so a fresh one costs a file copy (SQLite) or a
+``CREATE DATABASE ... TEMPLATE`` (PostgreSQL).
+
+PostgreSQL comes from a throwaway server that this module starts on a free
+port in a temporary directory (as the ``postgres`` user when running as
+root, because PostgreSQL refuses to run as root). When the server binaries
+cannot be found or the server does not start, this raises: the suite fails
+rather than skipping PostgreSQL.
+"""
+
+import atexit
+import io
+import glob
+import itertools
+import json
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+from oslo_config import cfg
+import sqlalchemy as sa
+
+from placement_lite import app as placement_app
+from placement_lite import conf as config
+from placement_lite.db import api as db_api
+from placement_lite.db import migrate
+from placement_lite.domain import standard_names
+
+BACKENDS = ('sqlite', 'postgresql')
+_counter = itertools.count()
+_templates = {}
+_workdir = tempfile.mkdtemp(prefix='placement-lite-tests-')
+atexit.register(shutil.rmtree, _workdir, True)
+
+
+def make_conf(**overrides):
+    """A ConfigOpts for tests: noauth2, extensions on, no config file.
+
+    ``overrides`` maps ``group.option`` (or ``option`` for DEFAULT) to values.
+    """
+    conf = cfg.ConfigOpts()
+    config.register_opts(conf)
+    conf([], project='placement', default_config_files=[])
+    conf.set_override('auth_strategy', 'noauth2', group='api')
+    for key, value in overrides.items():
+        group, _sep, name = key.rpartition('.')
+        conf.set_override(name, value, group=group or None)
+    return conf
+
+
+class Environment:
+    """A fresh database and the application serving it."""
+
+    def __init__(self, backend, **conf_overrides):
+        self.backend = backend
+        self.db = fresh_database(backend)
+        self.conf = make_conf(**conf_overrides)
+        self.app = placement_app.build_app(self.conf, db=self.db)
+
+    def request(self, method, path, body=None, version='latest',
+                token='admin', headers=None):
+        """Call the app in-process; returns (status_code, headers, json_or_None)."""
+        environ = {
+            'REQUEST_METHOD': method, 'SCRIPT_NAME': '',
+            'SERVER_NAME': 'localhost', 'SERVER_PORT': '80',
+            'SERVER_PROTOCOL': 'HTTP/1.1', 'wsgi.url_scheme': 'http',
+            'wsgi.input': None, 'wsgi.errors': None,
+            'wsgi.multithread': False, 'wsgi.multiprocess': False,
+            'wsgi.run_once': False,
+            'HTTP_OPENSTACK_API_VERSION': 'placement %s' % version,
+            'HTTP_X_AUTH_TOKEN': token, 'HTTP_ACCEPT': 'application/json',
+        }
+        path, _sep, query = path.partition('?')
+        environ['PATH_INFO'] = path
+        environ['QUERY_STRING'] = query
+
+        data = json.dumps(body).encode() if body is not None else b''
+        environ['wsgi.input'] = io.BytesIO(data)
+        environ['wsgi.errors'] = io.StringIO()
+        environ['CONTENT_LENGTH'] = str(len(data))
+        if body is not None:
+            environ['CONTENT_TYPE'] = 'application/json'
+        for name, value in (headers or {}).items():
+            environ['HTTP_' + name.upper().replace('-', '_')] = value
+        captured = {}
+
+        def start_response(status, response_headers, exc_info=None):
+            captured['status'] = int(status.split()[0])
+            captured['headers'] = {k.lower(): v for k, v in response_headers}
+
+        raw = b''.join(self.app(environ, start_response))
+        payload = json.loads(raw) if raw else None
+        return captured['status'], captured['headers'], payload
+
+    def close(self):
+        self.db.dispose()
+
+
+class FileSession:
+    """The environment one gabbi file runs in, created when first needed.
+
+    Fixtures may add configuration overrides before anything asks for the
+    environment; the first fixture (or the gabbi intercept) that needs the
+    application creates it.
+    """
+
+    def __init__(self, backend):
+        self.backend = backend
+        self.conf_overrides = {}
+        self._environment = None
+
+    def environment(self):
+        if self._environment is None:
+            self._environment = Environment(self.backend,
+                                            **self.conf_overrides)
+        return self._environment
+
+    def close(self):
+        if self._environment is not None:
+            self._environment.close()
+
+
+_session = None
+
+
+def begin_file(backend):
+    global _session
+    _session = FileSession(backend)
+    return _session
+
+
+def session():
+    return _session
+
+
+def end_file():
+    global _session
+    if _session is not None:
+        _session.close()
+    _session = None
+
+
+def fresh_database(backend):
+    if backend not in _templates:
+        _templates[backend] = _make_template(backend)
+    name = 'test_%d_%d' % (os.getpid(), next(_counter))
+    if backend == 'sqlite':
+        path = os.path.join(_workdir, name + '.sqlite')
+        shutil.copyfile(_templates['sqlite'], path)
+        return db_api.Database('sqlite:///' + path)
+    server = postgres_server()
+    with server.admin_engine().connect() as conn:
+        conn.exec_driver_sql('CREATE DATABASE %s TEMPLATE %s'
+                             % (name, _templates['postgresql']))
+    return db_api.Database(server.url(name))
+
+
+def _make_template(backend):
+    if backend == 'sqlite':
+        path = os.path.join(_workdir, 'template.sqlite')
+        db = db_api.Database('sqlite:///' + path)
+        template = path
+    else:
+        server = postgres_server()
+        template = 'template_%d' % os.getpid()
+        with server.admin_engine().connect() as conn:
+            conn.exec_driver_sql('CREATE DATABASE %s' % template)
+        db = db_api.Database(server.url(template))
+    migrate.upgrade(db)
+    standard_names.ensure_synced(db)
+    db.dispose()
+    return template
+
+
+class PostgresServer:
+    """A throwaway PostgreSQL cluster in a temporary directory."""
+
+    def __init__(self):
+        self.bindir = _find_postgres_bindir()
+        self.datadir = tempfile.mkdtemp(prefix='placement-lite-pg-')
+        self.port = _free_port()
+        self.run_as = 'postgres' if os.geteuid() == 0 else None
+        if self.run_as:
+            entry = pwd.getpwnam(self.run_as)
+            os.chown(self.datadir, entry.pw_uid, entry.pw_gid)
+        self._run('initdb', '-D', self.datadir, '-U', 'postgres',
+                  '--auth=trust', '-E', 'UTF8', '--no-sync')
+        self._run('pg_ctl', '-D', self.datadir, '-l',
+                  os.path.join(self.datadir, 'server.log'), '-w', '-o',
+                  '-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off '
+                  '-c synchronous_commit=off -c full_page_writes=off '
+                  '-c max_connections=300' % (self.port, self.datadir),
+                  'start')
+        atexit.register(self.stop)
+        self._admin = None
+
+    def _run(self, program, *args):
+        command = [os.path.join(self.bindir, program), *args]
+        if self.run_as:
+            command = ['runuser', '-u', self.run_as, '--'] + command
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, cwd='/')
+
+    def url(self, database):
+        return 'postgresql+psycopg2://postgres@127.0.0.1:%d/%s' % (
+            self.port, database)
+
+    def admin_engine(self):
+        if self._admin is None:
+            self._admin = sa.create_engine(self.url('postgres'),
+                                           isolation_level='AUTOCOMMIT')
+        return self._admin
+
+    def stop(self):
+        if self._admin is not None:
+            self._admin.dispose()
+        try:
+            self._run('pg_ctl', '-D', self.datadir, '-m', 'immediate', '-w',
+                      'stop')
+        except subprocess.CalledProcessError:
+            pass
+        shutil.rmtree(self.datadir, ignore_errors=True)
+
+
+_server = None
+
+
+def postgres_server():
+    global _server
+    if _server is None:
+        _server = PostgresServer()
+    return _server
+
+
+def _find_postgres_bindir():
+    explicit = os.environ.get('PG_BINDIR')
+    candidates = ([explicit] if explicit else []) + sorted(
+        glob.glob('/usr/lib/postgresql/*/bin'), reverse=True)
+    for candidate in candidates:
+        if os.path.exists(os.path.join(candidate, 'initdb')):
+            return candidate
+    found = shutil.which('initdb')
+    if found:
+        return os.path.dirname(os.path.realpath(found))
+    raise RuntimeError('PostgreSQL server binaries (initdb, pg_ctl) not '
+                       'found; install them or set PG_BINDIR')
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(predicate, timeout=30.0, interval=0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return False
