@@ -1,0 +1,78 @@
+"""Small named queries every resource needs: providers by uuid, generation
+bumps, and name-to-id lookups for resource classes and traits.
+
+Each function takes an open connection (inside the caller's transaction) and
+returns plain values or ``Row`` objects; none of them knows HTTP.
+"""
+
+import datetime
+
+import sqlalchemy as sa
+
+from placement_lite.db import tables
+
+rp = tables.resource_providers
+
+
+def utcnow():
+    """Naive UTC now, as stored in created_at/updated_at."""
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+def provider_by_uuid(conn, uuid):
+    """The provider row (with parent and root uuids) or None."""
+    parent = rp.alias('parent')
+    root = rp.alias('root')
+    query = (
+        sa.select(rp, parent.c.uuid.label('parent_provider_uuid'),
+                  root.c.uuid.label('root_provider_uuid'))
+        .select_from(rp.outerjoin(parent, rp.c.parent_provider_id == parent.c.id)
+                     .outerjoin(root, rp.c.root_provider_id == root.c.id))
+        .where(rp.c.uuid == uuid))
+    return conn.execute(query).first()
+
+
+def bump_provider_generation(conn, provider_id, expected_generation):
+    """Compare-and-increment a provider's generation.
+
+    Returns the new generation, or None when the stored generation is not
+    ``expected_generation`` (another writer got there first): the caller
+    answers 409 ``placement.concurrent_update`` and its transaction rolls
+    back.
+    """
+    result = conn.execute(
+        rp.update()
+        .where(rp.c.id == provider_id, rp.c.generation == expected_generation)
+        .values(generation=expected_generation + 1, updated_at=utcnow()))
+    if result.rowcount != 1:
+        return None
+    return expected_generation + 1
+
+
+def resource_class_ids(conn, names):
+    """{name: id} for the resource classes among ``names`` that exist."""
+    if not names:
+        return {}
+    rc = tables.resource_classes
+    rows = conn.execute(sa.select(rc.c.name, rc.c.id)
+                        .where(rc.c.name.in_(sorted(set(names)))))
+    return {name: id_ for name, id_ in rows}
+
+
+def resource_class_names(conn, ids=None):
+    """{id: name} for ``ids`` (all classes when None)."""
+    rc = tables.resource_classes
+    query = sa.select(rc.c.id, rc.c.name)
+    if ids is not None:
+        query = query.where(rc.c.id.in_(sorted(set(ids))))
+    return {id_: name for id_, name in conn.execute(query)}
+
+
+def trait_ids(conn, names):
+    """{name: id} for the traits among ``names`` that exist."""
+    if not names:
+        return {}
+    traits = tables.traits
+    rows = conn.execute(sa.select(traits.c.name, traits.c.id)
+                        .where(traits.c.name.in_(sorted(set(names)))))
+    return {name: id_ for name, id_ in rows}
