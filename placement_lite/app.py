@@ -245,7 +245,7 @@ def build_app(conf, db=None):
     else:
         application = KeystoneAuth(application, conf)
     if conf.cors.allowed_origin:
-        application = cors.CORS(application, conf)
+        application = cors.CORS.factory({}, **conf.cors)(application)
     application = AcceptJson(application)
     application = http_proxy_to_wsgi.HTTPProxyToWSGI(application, conf)
     return request_id.RequestId(application)

@@ -9,6 +9,7 @@ unregistered option.
 
 import os
 
+from keystonemiddleware import auth_token
 from oslo_config import cfg
 from oslo_middleware import cors
 from oslo_policy import opts as policy_opts
@@ -100,15 +101,31 @@ GROUPS = (
 )
 
 
+#: CORS defaults: the headers and methods Placement clients use.
+CORS_DEFAULTS = {
+    'allow_headers': ['X-Auth-Token', 'X-Openstack-Request-Id',
+                      'X-Identity-Status', 'X-Roles', 'X-Service-Catalog',
+                      'X-User-Id', 'X-Tenant-Id', 'OpenStack-API-Version'],
+    'expose_headers': ['X-Auth-Token', 'X-Openstack-Request-Id',
+                       'X-Subject-Token', 'X-Service-Token',
+                       'OpenStack-API-Version'],
+    'allow_methods': ['GET', 'PUT', 'POST', 'DELETE', 'PATCH'],
+}
+
+
 def register_opts(conf):
+    cors.set_defaults(**CORS_DEFAULTS)
     for group, opts in GROUPS:
         conf.register_opts(opts, group=group)
     policy_opts.set_defaults(conf, policy_file='policy.yaml')
     conf.register_opts(cors.CORS_OPTS, 'cors')
+    for group, opts in auth_token.list_opts():
+        conf.register_opts(opts, group=group)
 
 
 def list_opts():
     """Options for oslo-config-generator (see etc/placement-config-generator.conf)."""
+    cors.set_defaults(**CORS_DEFAULTS)
     return [(group, opts) for group, opts in GROUPS] + [('cors', cors.CORS_OPTS)]
 
 

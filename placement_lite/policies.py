@@ -17,33 +17,35 @@ _DEPRECATED_REASON = (
     'Placement API policies have new default roles with scope_type '
     'capabilities; the old role:admin defaults are deprecated.')
 
-_LEGACY_ADMIN = policy.DeprecatedRule(
-    name=ADMIN_API, check_str='role:admin',
-    deprecated_reason=_DEPRECATED_REASON, deprecated_since='W')
 
-_BASE_RULES = [
-    policy.RuleDefault(
-        'admin_api', 'role:admin',
-        description='Default rule for most placement APIs.',
-        scope_types=['project']),
-    policy.RuleDefault(
-        'service_api', 'role:service',
-        description='Default rule for service-to-service placement APIs.',
-        scope_types=['project'], deprecated_rule=_LEGACY_ADMIN),
-    policy.RuleDefault(
-        'admin_or_service_api', 'role:admin or role:service',
-        description='Default rule for most placement APIs.',
-        scope_types=['project'], deprecated_rule=_LEGACY_ADMIN),
-    policy.RuleDefault(
-        'project_reader_api', 'role:reader and project_id:%(project_id)s',
-        description='Default rule for project level reader APIs.',
-        deprecated_rule=_LEGACY_ADMIN),
-    policy.RuleDefault(
-        'admin_or_project_reader_or_service_api',
-        'role:admin or rule:project_reader_api or role:service',
-        description='Default rule for project level reader APIs.',
-        scope_types=['project'], deprecated_rule=_LEGACY_ADMIN),
-]
+
+def _base_rules():
+    legacy_admin = policy.DeprecatedRule(
+        name=ADMIN_API, check_str='role:admin',
+        deprecated_reason=_DEPRECATED_REASON, deprecated_since='W')
+    return [
+        policy.RuleDefault(
+            'admin_api', 'role:admin',
+            description='Default rule for most placement APIs.',
+            scope_types=['project']),
+        policy.RuleDefault(
+            'service_api', 'role:service',
+            description='Default rule for service-to-service placement APIs.',
+            scope_types=['project'], deprecated_rule=legacy_admin),
+        policy.RuleDefault(
+            'admin_or_service_api', 'role:admin or role:service',
+            description='Default rule for most placement APIs.',
+            scope_types=['project'], deprecated_rule=legacy_admin),
+        policy.RuleDefault(
+            'project_reader_api', 'role:reader and project_id:%(project_id)s',
+            description='Default rule for project level reader APIs.',
+            deprecated_rule=legacy_admin),
+        policy.RuleDefault(
+            'admin_or_project_reader_or_service_api',
+            'role:admin or rule:project_reader_api or role:service',
+            description='Default rule for project level reader APIs.',
+            scope_types=['project'], deprecated_rule=legacy_admin),
+    ]
 
 # (name, check, method, path, description)
 _API_RULES = [
@@ -138,7 +140,8 @@ _API_RULES = [
 
 
 def list_rules():
-    return _BASE_RULES + [
+    """Fresh rule objects: oslo.policy mutates the defaults it registers."""
+    return _base_rules() + [
         policy.DocumentedRuleDefault(
             name=name, check_str=check, description=description,
             operations=[{'method': method, 'path': path}],

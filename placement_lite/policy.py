@@ -7,8 +7,8 @@ from placement_lite import policies
 
 
 class PolicyNotAuthorized(errors.Forbidden):
-    def __init__(self, rule, *args, **kwargs):
-        super().__init__('Policy does not allow %s to be performed.' % rule)
+    def __init__(self, action, **_kwargs):
+        super().__init__('Policy does not allow %s to be performed.' % action)
 
 
 class Enforcer:
@@ -24,6 +24,6 @@ class Enforcer:
     def authorize(self, context, action, target):
         try:
             self._enforcer.authorize(action, target, context, do_raise=True,
-                                     exc=PolicyNotAuthorized, rule=action)
+                                     exc=PolicyNotAuthorized, action=action)
         except policy.InvalidScope:
             raise PolicyNotAuthorized(action)

@@ -28,3 +28,14 @@ class ReferenceOnlyFixture(fixture.GabbiFixture):
 
     def stop_fixture(self):
         pass
+
+
+class CORSFixture(fixture.GabbiFixture):
+    """CORS switched on for one allowed origin."""
+
+    def start_fixture(self):
+        harness.session().conf_overrides['cors.allowed_origin'] = (
+            'http://allowed.example.com')
+
+    def stop_fixture(self):
+        pass

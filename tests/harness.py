@@ -77,8 +77,10 @@ class Environment:
             'wsgi.multithread': False, 'wsgi.multiprocess': False,
             'wsgi.run_once': False,
             'HTTP_OPENSTACK_API_VERSION': 'placement %s' % version,
-            'HTTP_X_AUTH_TOKEN': token, 'HTTP_ACCEPT': 'application/json',
+            'HTTP_ACCEPT': 'application/json',
         }
+        if token is not None:
+            environ['HTTP_X_AUTH_TOKEN'] = token
         path, _sep, query = path.partition('?')
         environ['PATH_INFO'] = path
         environ['QUERY_STRING'] = query

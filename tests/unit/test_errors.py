@@ -1,0 +1,52 @@
+"""The error document matches the reference's rendering byte for byte."""
+
+import microversion_parse
+
+from placement_lite import errors
+
+
+from placement_lite import microversion
+
+
+def _version(text):
+    return microversion_parse.extract_version(
+        {'openstack-api-version': 'placement %s' % text}, 'placement',
+        microversion.versions(enable_extensions=True))
+
+
+def test_detail_text_for_a_plain_status():
+    assert errors.detail_text(404, 'No resource provider with uuid x found',
+                              {}) == ('The resource could not be found.\n\n'
+                                      ' No resource provider with uuid x found  ')
+
+
+def test_detail_text_for_method_not_allowed_names_the_method():
+    assert errors.detail_text(405, 'why', {'REQUEST_METHOD': 'PATCH'}) == (
+        'The method PATCH is not allowed for this resource. \n\n why')
+
+
+def test_detail_text_for_unsupported_media_type_names_the_type():
+    assert errors.detail_text(415, 'why', {'CONTENT_TYPE': 'text/plain'}) == (
+        'The request media type text/plain is not supported by this server. '
+        '\n\n why')
+
+
+def test_error_document_has_no_code_before_1_23():
+    environ = {errors.MICROVERSION_ENVIRON: _version('1.22'),
+               errors.REQUEST_ID_ENVIRON: 'req-1'}
+    assert errors.error_document(409, 'd', environ, code='placement.x') == {
+        'errors': [{'status': 409, 'title': 'Conflict', 'detail': 'd',
+                    'request_id': 'req-1'}]}
+
+
+def test_error_document_has_the_code_from_1_23():
+    environ = {errors.MICROVERSION_ENVIRON: _version('1.23')}
+    document = errors.error_document(409, 'd', environ,
+                                     code=errors.CONCURRENT_UPDATE)
+    assert document['errors'][0]['code'] == 'placement.concurrent_update'
+
+
+def test_error_document_defaults_the_code():
+    environ = {errors.MICROVERSION_ENVIRON: _version('1.39')}
+    document = errors.error_document(400, 'd', environ)
+    assert document['errors'][0]['code'] == 'placement.undefined_code'

@@ -1,0 +1,16 @@
+from placement_lite import microversion
+
+
+def test_reference_versions_are_1_0_to_1_39():
+    versions = microversion.versions(enable_extensions=False)
+    assert versions[0] == '1.0'
+    assert versions[-1] == '1.39'
+    assert len(versions) == 40
+
+
+def test_extensions_add_1_40():
+    assert microversion.versions(enable_extensions=True)[-1] == '1.40'
+
+
+def test_parse():
+    assert microversion.parse('1.38') == (1, 38)
