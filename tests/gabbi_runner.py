@@ -22,39 +22,54 @@ class Outcome:
     name: str
     status: str  # 'passed', 'failed', 'error' or 'skipped'
     message: str = ''
+    method: str = ''
+    url: str = ''  # as written in the YAML, before substitutions
+
+
+#: How gabbi skips every test of a file whose fixture raised, after
+#: reporting the fixture's exception as an error of the first test.
+_FIXTURE_FAILURE = 'fixture failure'
 
 
 class _Collector(unittest.TestResult):
     def __init__(self):
         super().__init__()
         self.outcomes = []
+        self._by_test = {}
+        self._last_error = ''
+
+    def _record(self, test, status, message=''):
+        data = getattr(test, 'test_data', None) or {}
+        outcome = Outcome(data.get('name', test.id()), status, message,
+                          data.get('method', ''), data.get('url', ''))
+        if id(test) in self._by_test:
+            self.outcomes[self._by_test[id(test)]] = outcome
+        else:
+            self._by_test[id(test)] = len(self.outcomes)
+            self.outcomes.append(outcome)
 
     def addSuccess(self, test):
-        self.outcomes.append(Outcome(_short(test), 'passed'))
+        self._record(test, 'passed')
 
     def addFailure(self, test, err):
-        self.outcomes.append(Outcome(_short(test), 'failed',
-                                     self._exc_info_to_string(err, test)))
+        self._record(test, 'failed', self._exc_info_to_string(err, test))
 
     def addError(self, test, err):
-        self.outcomes.append(Outcome(_short(test), 'error',
-                                     self._exc_info_to_string(err, test)))
+        self._last_error = self._exc_info_to_string(err, test)
+        self._record(test, 'error', self._last_error)
 
     def addSkip(self, test, reason):
-        self.outcomes.append(Outcome(_short(test), 'skipped', reason))
+        if reason == _FIXTURE_FAILURE:
+            self._record(test, 'error',
+                         'fixture failure: %s' % self._last_error)
+        else:
+            self._record(test, 'skipped', reason)
 
     def addExpectedFailure(self, test, err):
-        self.outcomes.append(Outcome(_short(test), 'passed', 'xfail'))
+        self._record(test, 'passed', 'xfail')
 
     def addUnexpectedSuccess(self, test):
-        self.outcomes.append(Outcome(_short(test), 'failed',
-                                     'unexpected success'))
-
-
-def _short(test):
-    """The request's ``name`` from the YAML (the fixture steps have none)."""
-    data = getattr(test, 'test_data', None)
-    return data['name'] if data else test.id()
+        self._record(test, 'failed', 'unexpected success')
 
 
 def run_file(yaml_path, backend, fixture_module):
