@@ -31,6 +31,7 @@ LOG = logging.getLogger(__name__)
 #: Handler modules; each exposes ``ROUTES``: a list of (path, resource).
 HANDLER_MODULES = [
     'root',
+    'resource_providers',
 ]
 
 _UNAUTHORIZED_BODY = json.dumps({

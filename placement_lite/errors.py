@@ -14,6 +14,7 @@ message.
 """
 
 import http
+import re
 
 # Error codes, as strings clients can rely on.
 DEFAULT = 'placement.undefined_code'
@@ -93,8 +94,23 @@ class ServerError(PlacementError):
     status = 500
 
 
+_BREAK = re.compile(r'<br.*?>', re.I | re.S)
+_COMMENT = re.compile(r'<!--|-->')
+_TAG = re.compile(r'<.*?>', re.S)
+
+
+def _as_webob_text(message):
+    """``message`` as webob leaves it in JSON errors: newlines become
+    spaces, ``<br>`` a newline, other tags disappear."""
+    message = message.replace('\n', ' ').replace('\r', '')
+    message = _BREAK.sub('\n', message)
+    message = _COMMENT.sub('', message)
+    return _TAG.sub('', message)
+
+
 def detail_text(status, detail, environ):
     """The ``detail`` string exactly as the reference renders it."""
+    detail = _as_webob_text(detail)
     if status == 405:
         return ('The method %s is not allowed for this resource. \n\n %s'
                 % (environ.get('REQUEST_METHOD'), detail))

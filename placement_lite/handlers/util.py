@@ -6,6 +6,7 @@ import json
 import urllib.parse
 
 import jsonschema
+from oslo_utils import uuidutils
 
 from placement_lite import errors
 from placement_lite import microversion
@@ -24,16 +25,32 @@ def no_content(resp):
     resp.content_type = None
 
 
+def require_json_content(req):
+    """415, as the reference answers, unless the body is declared JSON."""
+    if req.content_type is None or req.content_type.split(';')[0].strip() != JSON:
+        raise errors.UnsupportedMediaType(
+            'The media type %s is not supported, use application/json'
+            % req.content_type)
+
+
+def require_json_accept(req):
+    """406, as the reference answers, when the client refuses JSON."""
+    if req.get_header('accept') and not req.client_accepts(JSON):
+        raise errors.NotAcceptable('Only application/json is provided')
+
+
+def location(req, path):
+    """An absolute URL for ``path`` on this service (for ``Location``)."""
+    return req.prefix + path
+
+
 def json_body(req, schema=None):
     """The request's JSON body, validated against ``schema`` when given.
 
     415 when it is not JSON, 400 when it does not parse or validate, as the
     reference answers.
     """
-    if req.content_type is None or req.content_type.split(';')[0].strip() != JSON:
-        raise errors.UnsupportedMediaType(
-            'The media type %s is not supported, use application/json'
-            % req.content_type)
+    require_json_content(req)
     raw = req.bounded_stream.read()
     try:
         data = json.loads(raw)
@@ -44,10 +61,14 @@ def json_body(req, schema=None):
     return data
 
 
+#: Bodies accept any uuid spelling oslo accepts (no dashes, braces, urn:).
+_BODY_FORMATS = jsonschema.FormatChecker()
+_BODY_FORMATS.checks('uuid')(uuidutils.is_uuid_like)
+
+
 def validate(data, schema):
     try:
-        jsonschema.validate(data, schema,
-                            format_checker=jsonschema.FormatChecker())
+        jsonschema.validate(data, schema, format_checker=_BODY_FORMATS)
     except jsonschema.ValidationError as exc:
         raise errors.BadRequest('JSON does not validate: %s' % exc)
 

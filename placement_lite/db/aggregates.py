@@ -1,0 +1,66 @@
+"""SQL for placement aggregates and providers' membership in them."""
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import sqlite
+
+from placement_lite.db import lookups
+from placement_lite.db import tables
+
+aggregates = tables.placement_aggregates
+links = tables.resource_provider_aggregates
+
+
+def aggregate_uuids_of(conn, provider_id):
+    """The uuids of the provider's aggregates, oldest aggregate first."""
+    return list(conn.execute(
+        sa.select(aggregates.c.uuid)
+        .select_from(aggregates.join(links,
+                                     aggregates.c.id == links.c.aggregate_id))
+        .where(links.c.resource_provider_id == provider_id)
+        .order_by(aggregates.c.id)).scalars())
+
+
+def aggregate_ids(conn, uuids):
+    """{uuid: id} for the aggregates among ``uuids`` that exist."""
+    if not uuids:
+        return {}
+    return dict(conn.execute(
+        sa.select(aggregates.c.uuid, aggregates.c.id)
+        .where(aggregates.c.uuid.in_(sorted(set(uuids))))).all())
+
+
+def ensure_aggregates(conn, uuids):
+    """{uuid: id} for ``uuids``, creating the aggregates not seen before.
+
+    Concurrent creators of the same aggregate do not fail: the insert
+    ignores a uuid another transaction has just added.
+    """
+    missing = set(uuids) - set(aggregate_ids(conn, uuids))
+    if missing:
+        dialect = postgresql if conn.dialect.name == 'postgresql' else sqlite
+        now = lookups.utcnow()
+        conn.execute(
+            dialect.insert(aggregates).on_conflict_do_nothing(),
+            [{'uuid': uuid, 'created_at': now} for uuid in sorted(missing)])
+    return aggregate_ids(conn, uuids)
+
+
+def set_provider_aggregates(conn, provider_id, wanted_ids):
+    """Make the provider a member of exactly the aggregates ``wanted_ids``."""
+    wanted_ids = set(wanted_ids)
+    current = set(conn.execute(
+        sa.select(links.c.aggregate_id)
+        .where(links.c.resource_provider_id == provider_id)).scalars())
+    stale = current - wanted_ids
+    if stale:
+        conn.execute(links.delete().where(
+            links.c.resource_provider_id == provider_id,
+            links.c.aggregate_id.in_(sorted(stale))))
+    added = wanted_ids - current
+    if added:
+        now = lookups.utcnow()
+        conn.execute(links.insert(), [
+            {'resource_provider_id': provider_id, 'aggregate_id': agg_id,
+             'created_at': now}
+            for agg_id in sorted(added)])

@@ -1,0 +1,51 @@
+"""SQL for the traits a resource provider has."""
+
+import sqlalchemy as sa
+
+from placement_lite.db import lookups
+from placement_lite.db import tables
+
+traits = tables.traits
+links = tables.resource_provider_traits
+
+
+def traits_of(conn, provider_id):
+    """The provider's trait rows (id, name, created_at, updated_at) by name."""
+    return conn.execute(
+        sa.select(traits.c.id, traits.c.name, traits.c.created_at,
+                  traits.c.updated_at)
+        .select_from(traits.join(links, traits.c.id == links.c.trait_id))
+        .where(links.c.resource_provider_id == provider_id)
+        .order_by(traits.c.name)).all()
+
+
+def traits_named(conn, names):
+    """Trait rows (id, name, created_at, updated_at) for ``names``, by name."""
+    if not names:
+        return []
+    return conn.execute(
+        sa.select(traits.c.id, traits.c.name, traits.c.created_at,
+                  traits.c.updated_at)
+        .where(traits.c.name.in_(sorted(set(names))))
+        .order_by(traits.c.name)).all()
+
+
+def set_provider_traits(conn, provider_id, wanted_ids):
+    """Give the provider exactly the traits ``wanted_ids``; True if it changed."""
+    wanted_ids = set(wanted_ids)
+    current = set(conn.execute(
+        sa.select(links.c.trait_id)
+        .where(links.c.resource_provider_id == provider_id)).scalars())
+    stale = current - wanted_ids
+    if stale:
+        conn.execute(links.delete().where(
+            links.c.resource_provider_id == provider_id,
+            links.c.trait_id.in_(sorted(stale))))
+    added = wanted_ids - current
+    if added:
+        now = lookups.utcnow()
+        conn.execute(links.insert(), [
+            {'resource_provider_id': provider_id, 'trait_id': trait_id,
+             'created_at': now}
+            for trait_id in sorted(added)])
+    return bool(stale or added)

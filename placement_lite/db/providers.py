@@ -1,0 +1,214 @@
+"""SQL for resource providers: rows, trees, filters, and removal.
+
+Every function takes an open connection inside the caller's transaction.
+"""
+
+import sqlalchemy as sa
+
+from placement_lite.db import lookups
+from placement_lite.db import tables
+
+rp = tables.resource_providers
+
+
+class DuplicateProvider(Exception):
+    """An insert or update hit a unique constraint; ``column`` says which."""
+
+    def __init__(self, column):
+        super().__init__(column)
+        self.column = column
+
+
+def _duplicate_column(exc):
+    """'uuid' or 'name': the unique column an IntegrityError is about, or None."""
+    text = str(exc.orig)
+    for column in ('uuid', 'name'):
+        if ('uniq_resource_providers0' + column in text
+                or 'resource_providers.' + column in text):
+            return column
+    return None
+
+
+def _provider_select():
+    """Providers with their parent and root uuids (``rp`` is the provider)."""
+    parent = rp.alias('parent')
+    root = rp.alias('root')
+    return (
+        sa.select(rp.c.id, rp.c.uuid, rp.c.name, rp.c.generation,
+                  rp.c.parent_provider_id, rp.c.root_provider_id,
+                  rp.c.created_at, rp.c.updated_at,
+                  parent.c.uuid.label('parent_provider_uuid'),
+                  root.c.uuid.label('root_provider_uuid'))
+        .select_from(
+            rp.outerjoin(parent, rp.c.parent_provider_id == parent.c.id)
+            .outerjoin(root, rp.c.root_provider_id == root.c.id)))
+
+
+def insert_provider(conn, uuid, name, parent=None):
+    """Insert a provider (under the ``parent`` row when given); its id.
+
+    A root provider is its own root; the reference records that with an
+    update, so a root starts with ``updated_at`` set and a child without.
+    Raises DuplicateProvider when the uuid or name is taken.
+    """
+    now = lookups.utcnow()
+    values = {'uuid': uuid, 'name': name, 'generation': 0, 'created_at': now}
+    if parent is not None:
+        values.update(parent_provider_id=parent.id,
+                      root_provider_id=parent.root_provider_id)
+    try:
+        provider_id = conn.execute(
+            rp.insert().values(**values)).inserted_primary_key[0]
+    except sa.exc.IntegrityError as exc:
+        column = _duplicate_column(exc)
+        if column is None:
+            raise
+        raise DuplicateProvider(column)
+    if parent is None:
+        conn.execute(rp.update().where(rp.c.id == provider_id)
+                     .values(root_provider_id=provider_id, updated_at=now))
+    return provider_id
+
+
+def update_provider(conn, provider_id, **values):
+    """Set columns of one provider (and its ``updated_at``).
+
+    Raises DuplicateProvider when the new name is taken.
+    """
+    try:
+        conn.execute(rp.update().where(rp.c.id == provider_id)
+                     .values(updated_at=lookups.utcnow(), **values))
+    except sa.exc.IntegrityError as exc:
+        column = _duplicate_column(exc)
+        if column is None:
+            raise
+        raise DuplicateProvider(column)
+
+
+def subtree_ids(conn, provider):
+    """Ids of ``provider`` and all its descendants."""
+    children = {}
+    rows = conn.execute(
+        sa.select(rp.c.id, rp.c.parent_provider_id)
+        .where(rp.c.root_provider_id == provider.root_provider_id))
+    for provider_id, parent_id in rows:
+        children.setdefault(parent_id, []).append(provider_id)
+    found = []
+    pending = [provider.id]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        pending.extend(children.get(current, []))
+    return found
+
+
+def set_root(conn, provider_ids, root_id):
+    conn.execute(rp.update().where(rp.c.id.in_(provider_ids))
+                 .values(root_provider_id=root_id))
+
+
+def has_children(conn, provider_id):
+    return conn.execute(
+        sa.select(rp.c.id).where(rp.c.parent_provider_id == provider_id)
+        .limit(1)).first() is not None
+
+
+def has_allocations(conn, provider_id):
+    allocations = tables.allocations
+    return conn.execute(
+        sa.select(allocations.c.id)
+        .where(allocations.c.resource_provider_id == provider_id)
+        .limit(1)).first() is not None
+
+
+def delete_provider(conn, provider_id):
+    """Remove a provider with its inventories, trait and aggregate links."""
+    for table in (tables.inventories, tables.resource_provider_aggregates,
+                  tables.resource_provider_traits):
+        conn.execute(table.delete()
+                     .where(table.c.resource_provider_id == provider_id))
+    conn.execute(rp.update().where(rp.c.id == provider_id)
+                 .values(root_provider_id=None))
+    conn.execute(rp.delete().where(rp.c.id == provider_id))
+
+
+def providers_with_all_trait_sets(trait_id_sets):
+    """Query: ids of providers having at least one trait of every set."""
+    links = tables.resource_provider_traits
+    query = sa.select(rp.c.id)
+    for trait_ids in trait_id_sets:
+        query = query.where(rp.c.id.in_(
+            sa.select(links.c.resource_provider_id)
+            .where(links.c.trait_id.in_(sorted(trait_ids)))))
+    return query
+
+
+def providers_with_any_trait(trait_ids):
+    """Query: ids of providers having any of the traits."""
+    links = tables.resource_provider_traits
+    return (sa.select(links.c.resource_provider_id)
+            .where(links.c.trait_id.in_(sorted(trait_ids))))
+
+
+def providers_in_all_aggregate_sets(aggregate_id_sets):
+    """Query: ids of providers in at least one aggregate of every set."""
+    links = tables.resource_provider_aggregates
+    query = sa.select(rp.c.id)
+    for aggregate_ids in aggregate_id_sets:
+        query = query.where(rp.c.id.in_(
+            sa.select(links.c.resource_provider_id)
+            .where(links.c.aggregate_id.in_(sorted(aggregate_ids)))))
+    return query
+
+
+def providers_with_capacity(resource_class_id, amount):
+    """Query: ids of providers whose inventory of the class can take ``amount``.
+
+    Capacity is ``(total - reserved) * allocation_ratio`` less what is
+    allocated, and ``amount`` must also fit min_unit, max_unit and step_size.
+    """
+    inv = tables.inventories
+    allocations = tables.allocations
+    usage = (
+        sa.select(allocations.c.resource_provider_id,
+                  sa.func.sum(allocations.c.used).label('used'))
+        .where(allocations.c.resource_class_id == resource_class_id)
+        .group_by(allocations.c.resource_provider_id)
+        .subquery('usage'))
+    return (
+        sa.select(inv.c.resource_provider_id)
+        .select_from(inv.outerjoin(
+            usage, inv.c.resource_provider_id == usage.c.resource_provider_id))
+        .where(inv.c.resource_class_id == resource_class_id,
+               sa.func.coalesce(usage.c.used, 0) + amount
+               <= (inv.c.total - inv.c.reserved) * inv.c.allocation_ratio,
+               inv.c.min_unit <= amount,
+               inv.c.max_unit >= amount,
+               sa.literal(amount) % inv.c.step_size == 0))
+
+
+def any_row(conn, query):
+    """Whether ``query`` selects anything."""
+    return conn.execute(query.limit(1)).first() is not None
+
+
+def list_providers(conn, name=None, uuid=None, root_id=None,
+                   within=(), excluding=()):
+    """Provider rows, by id, matching every given filter.
+
+    ``within`` and ``excluding`` are lists of id queries (as built above):
+    the provider must be selected by each of ``within`` and by none of
+    ``excluding``.
+    """
+    query = _provider_select().order_by(rp.c.id)
+    if name:
+        query = query.where(rp.c.name == name)
+    if uuid:
+        query = query.where(rp.c.uuid == uuid)
+    if root_id is not None:
+        query = query.where(rp.c.root_provider_id == root_id)
+    for ids in within:
+        query = query.where(rp.c.id.in_(ids))
+    for ids in excluding:
+        query = query.where(rp.c.id.not_in(ids))
+    return conn.execute(query).all()

@@ -1,0 +1,225 @@
+"""Resource providers: create, read, list, update (names and trees), delete.
+
+Providers are returned as database rows carrying ``uuid``, ``name``,
+``generation``, ``parent_provider_uuid``, ``root_provider_uuid``,
+``created_at`` and ``updated_at`` (plus internal ids).
+
+Renaming or moving a provider does not change its generation: the reference
+keeps generations for inventories, allocations, traits and aggregates.
+"""
+
+import dataclasses
+
+from placement_lite import errors
+from placement_lite.db import aggregates as aggregates_db
+from placement_lite.db import lookups
+from placement_lite.db import providers as providers_db
+
+#: ``update_provider`` leaves the parent alone unless given one (or None).
+KEEP_PARENT = object()
+
+
+def provider_or_404(conn, uuid):
+    """The provider row for ``uuid``; 404 in the reference's words if none."""
+    provider = lookups.provider_by_uuid(conn, uuid)
+    if provider is None:
+        raise errors.NotFound('No resource provider with uuid %s found' % uuid)
+    return provider
+
+
+def get_provider(db, uuid):
+    with db.reader() as conn:
+        return provider_or_404(conn, uuid)
+
+
+def create_provider(db, uuid, name, parent_uuid=None):
+    """Create a provider (a child of ``parent_uuid`` when given); its row."""
+
+    def refuse(reason):
+        raise errors.BadRequest(
+            'Unable to create resource provider "%s", %s: Object action '
+            'create failed because: %s' % (name, uuid, reason))
+
+    with db.writer() as conn:
+        if not name:
+            refuse('name is required')
+        parent = None
+        if parent_uuid is not None:
+            if parent_uuid == uuid:
+                refuse('parent provider UUID cannot be same as UUID. Please '
+                       'set parent provider UUID to None if there is no '
+                       'parent.')
+            parent = lookups.provider_by_uuid(conn, parent_uuid)
+            if parent is None:
+                refuse('parent provider UUID does not exist.')
+        try:
+            providers_db.insert_provider(conn, uuid, name, parent)
+        except providers_db.DuplicateProvider as exc:
+            value = uuid if exc.column == 'uuid' else name
+            raise errors.Conflict(
+                'Conflicting resource provider %s: %s already exists.'
+                % (exc.column, value), code=errors.DUPLICATE_NAME)
+        return lookups.provider_by_uuid(conn, uuid)
+
+
+def update_provider(db, uuid, name, parent_uuid=KEEP_PARENT,
+                    allow_reparenting=False):
+    """Rename a provider and (with ``parent_uuid``) move it in the trees.
+
+    A provider without a parent may always get one; moving it to another
+    parent or making it a root needs ``allow_reparenting`` (1.37). The new
+    parent may not be the provider or one of its descendants. Moving a
+    provider moves its whole subtree to the new root.
+
+    Returns ``(provider row after, provider row before)``.
+    """
+
+    def refuse(action, reason):
+        raise errors.BadRequest(
+            'Unable to save resource provider %s: Object action %s failed '
+            'because: %s' % (uuid, action, reason))
+
+    with db.writer() as conn:
+        before = provider_or_404(conn, uuid)
+        if parent_uuid is KEEP_PARENT:
+            parent_uuid = before.parent_provider_uuid
+        changes = {'name': name}
+        if parent_uuid is not None:
+            parent = lookups.provider_by_uuid(conn, parent_uuid)
+            if parent is None:
+                refuse('create', 'parent provider UUID does not exist.')
+            if (before.parent_provider_id not in (None, parent.id)
+                    and not allow_reparenting):
+                refuse('update', 're-parenting a provider is not currently '
+                       'allowed.')
+            subtree = providers_db.subtree_ids(conn, before)
+            if parent.id in subtree:
+                refuse('update', 'creating loop in the provider tree is not '
+                       'allowed.')
+            changes.update(parent_provider_id=parent.id,
+                           root_provider_id=parent.root_provider_id)
+        elif before.parent_provider_id is not None:
+            if not allow_reparenting:
+                refuse('update', 'un-parenting a provider is not currently '
+                       'allowed.')
+            subtree = providers_db.subtree_ids(conn, before)
+            changes.update(parent_provider_id=None, root_provider_id=before.id)
+        changes = {column: value for column, value in changes.items()
+                   if getattr(before, column) != value}
+        if 'root_provider_id' in changes:
+            providers_db.set_root(conn, subtree, changes['root_provider_id'])
+        if changes:
+            try:
+                providers_db.update_provider(conn, before.id, **changes)
+            except providers_db.DuplicateProvider:
+                raise errors.Conflict(
+                    'Conflicting resource provider %s already exists.' % name,
+                    code=errors.DUPLICATE_NAME)
+        return lookups.provider_by_uuid(conn, uuid), before
+
+
+def delete_provider(db, uuid):
+    """Delete a provider that has neither children nor allocations."""
+    with db.writer() as conn:
+        provider = lookups.provider_by_uuid(conn, uuid)
+        if provider is None:
+            raise errors.NotFound(
+                'No resource provider with uuid %s found for delete' % uuid)
+        if providers_db.has_children(conn, provider.id):
+            raise errors.Conflict(
+                'Unable to delete parent resource provider %s: It has child '
+                'resource providers.' % uuid,
+                code=errors.PROVIDER_CANNOT_DELETE_PARENT)
+        if providers_db.has_allocations(conn, provider.id):
+            raise errors.Conflict(
+                'Unable to delete resource provider %s: Resource provider has '
+                'allocations.' % uuid, code=errors.PROVIDER_IN_USE)
+        providers_db.delete_provider(conn, provider.id)
+
+
+@dataclasses.dataclass
+class ProviderFilters:
+    """What GET /resource_providers can filter on (all optional).
+
+    ``member_of``: list of sets of aggregate uuids (one of each set);
+    ``required_traits``: list of sets of trait names (one of each set);
+    ``resources``: {resource class name: amount the provider can still take}.
+    """
+    name: str = None
+    uuid: str = None
+    in_tree: str = None
+    member_of: list = dataclasses.field(default_factory=list)
+    forbidden_aggregates: set = dataclasses.field(default_factory=set)
+    required_traits: list = dataclasses.field(default_factory=list)
+    forbidden_traits: set = dataclasses.field(default_factory=set)
+    resources: dict = dataclasses.field(default_factory=dict)
+
+
+def _trait_ids_or_400(conn, names):
+    ids = lookups.trait_ids(conn, names)
+    unknown = sorted(set(names) - set(ids))
+    if unknown:
+        raise errors.BadRequest(
+            'Invalid trait(s) in "required" parameter: No such trait(s): %s.'
+            % unknown[0])
+    return ids
+
+
+def list_providers(db, filters):
+    """Provider rows matching ``filters``, oldest first.
+
+    The filters apply in the reference's order, which decides which error
+    (or empty answer) a request with several problems gets: an unknown
+    ``in_tree`` provider, or no provider with the required traits or in the
+    required aggregates, is an empty list even when a later filter names an
+    unknown forbidden trait or resource class.
+    """
+    with db.reader() as conn:
+        root_id = None
+        within = []
+        excluding = []
+        if filters.in_tree:
+            tree_member = lookups.provider_by_uuid(conn, filters.in_tree)
+            if tree_member is None:
+                return []
+            root_id = tree_member.root_provider_id
+        if filters.required_traits:
+            ids = _trait_ids_or_400(conn, set().union(*filters.required_traits))
+            query = providers_db.providers_with_all_trait_sets(
+                [{ids[name] for name in any_of}
+                 for any_of in filters.required_traits])
+            if not providers_db.any_row(conn, query):
+                return []
+            within.append(query)
+        if filters.forbidden_traits:
+            ids = _trait_ids_or_400(conn, filters.forbidden_traits)
+            excluding.append(providers_db.providers_with_any_trait(ids.values()))
+        if filters.member_of:
+            known = aggregates_db.aggregate_ids(
+                conn, set().union(*filters.member_of))
+            id_sets = [{known[uuid] for uuid in any_of if uuid in known}
+                       for any_of in filters.member_of]
+            if not all(id_sets):
+                return []
+            query = providers_db.providers_in_all_aggregate_sets(id_sets)
+            if not providers_db.any_row(conn, query):
+                return []
+            within.append(query)
+        if filters.forbidden_aggregates:
+            known = aggregates_db.aggregate_ids(
+                conn, filters.forbidden_aggregates)
+            if known:
+                excluding.append(providers_db.providers_in_all_aggregate_sets(
+                    [set(known.values())]))
+        if filters.resources:
+            class_ids = lookups.resource_class_ids(conn, filters.resources)
+            for class_name, amount in filters.resources.items():
+                if class_name not in class_ids:
+                    raise errors.BadRequest(
+                        'Invalid resource class in resources parameter: No '
+                        'such resource class %s.' % class_name)
+                within.append(providers_db.providers_with_capacity(
+                    class_ids[class_name], amount))
+        return providers_db.list_providers(
+            conn, name=filters.name, uuid=filters.uuid, root_id=root_id,
+            within=within, excluding=excluding)
