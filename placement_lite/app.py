@@ -166,11 +166,16 @@ class _PlacementRequest(falcon.Request):
 
 class _MethodGuard:
     """405 for a method the resource does not declare (falcon would answer
-    OPTIONS and HEAD itself), with ``Allow`` in declaration order."""
+    OPTIONS and HEAD itself), with ``Allow`` in declaration order.
+
+    An empty path field (``/resource_providers/``) matches no route in the
+    reference: 404 here too."""
 
     def process_resource(self, req, resp, resource, params):
         if resource is None:
             return
+        if '' in params.values():
+            raise errors.NotFound('')
         methods = _declared_methods(resource)
         if req.method not in methods:
             raise errors.MethodNotAllowed(
@@ -216,7 +221,9 @@ def build_falcon_app():
                      middleware=[_BodyGuard(), _MethodGuard()])
     app.req_options.keep_blank_qs_values = True
     app.req_options.strip_url_path_trailing_slash = False
-    app.resp_options.default_media_type = 'application/json'
+    # Responses say their content type themselves: an empty 201 (such as a
+    # provider created before 1.20) has none, as in the reference.
+    app.resp_options.default_media_type = None
     for name in HANDLER_MODULES:
         module = importlib.import_module('placement_lite.handlers.' + name)
         for path, resource in module.ROUTES:
