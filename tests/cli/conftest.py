@@ -4,7 +4,8 @@ placement_lite's own plugin).
 
 The server runs from ``etc/uwsgi.ini`` (the file the README gives operators)
 with only the listening port and the configuration directory changed, on a
-fresh SQLite or PostgreSQL database.
+fresh SQLite or PostgreSQL database. One server per backend serves the whole
+session, so tests use names of their own and do not expect an empty service.
 """
 
 import configparser
@@ -68,7 +69,7 @@ class Server:
         self.log.close()
 
 
-@pytest.fixture(scope='module', params=harness.BACKENDS)
+@pytest.fixture(scope='session', params=harness.BACKENDS)
 def server(request):
     backends = request.config.getoption('backend') or harness.BACKENDS
     if request.param not in backends:
@@ -101,6 +102,6 @@ class OpenStack:
         return result
 
 
-@pytest.fixture(scope='module')
+@pytest.fixture(scope='session')
 def openstack(server):
     return OpenStack(server.url)

@@ -33,4 +33,5 @@ def test_provider_lifecycle(openstack):
 
     openstack('resource', 'provider', 'delete', child['uuid'], parse=False)
     openstack('resource', 'provider', 'delete', created['uuid'], parse=False)
-    assert openstack('resource', 'provider', 'list') == []
+    remaining = openstack('resource', 'provider', 'list', '--name', 'cli-root')
+    assert remaining == []
