@@ -8,7 +8,6 @@ A request passes, outside in::
 """
 
 import importlib
-import json
 import logging
 
 import falcon
@@ -17,6 +16,7 @@ from microversion_parse import middleware as microversion_middleware
 from oslo_middleware import cors
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
+import webob.exc
 
 from placement_lite import context
 from placement_lite import errors
@@ -34,26 +34,13 @@ HANDLER_MODULES = [
     'resource_providers',
 ]
 
-_UNAUTHORIZED_BODY = json.dumps({
-    'message': ('This server could not verify that you are authorized to '
-                'access the document you requested. Either you supplied the '
-                'wrong credentials (e.g., bad password), or your browser '
-                'does not understand how to supply the credentials '
-                'required.<br /><br />\n\n\n'),
-    'code': '401 Unauthorized',
-    'title': 'Unauthorized',
-}).encode()
-
-
 def _is_root(environ):
     return environ.get('PATH_INFO', '') in ('/', '')
 
 
-def _unauthorized(start_response):
-    start_response('401 Unauthorized', [
-        ('Content-Type', 'application/json'),
-        ('Content-Length', str(len(_UNAUTHORIZED_BODY)))])
-    return [_UNAUTHORIZED_BODY]
+def _unauthorized(environ, start_response):
+    """The reference's 401: webob's, in the format the client accepts."""
+    return webob.exc.HTTPUnauthorized()(environ, start_response)
 
 
 class NoAuth:
@@ -67,7 +54,7 @@ class NoAuth:
             return self.application(environ, start_response)
         token = environ.get('HTTP_X_AUTH_TOKEN')
         if token is None:
-            return _unauthorized(start_response)
+            return _unauthorized(environ, start_response)
         user_id, _sep, project_id = token.partition(':')
         if 'HTTP_X_ROLES' in environ:
             roles = environ['HTTP_X_ROLES'].split(',')
@@ -121,7 +108,7 @@ class ContextMiddleware:
             environ, request_id=environ.get(errors.REQUEST_ID_ENVIRON),
             conf=self.conf, db=self.db, enforcer=self.enforcer)
         if ctx.user_id is None and not _is_root(environ):
-            return _unauthorized(start_response)
+            return _unauthorized(environ, start_response)
         environ['placement.context'] = ctx
         return self.application(environ, start_response)
 
@@ -137,13 +124,23 @@ class FaultWrapper:
             return self.application(environ, start_response)
         except Exception as exc:  # noqa: the last line of defence
             LOG.exception('Unexpected error: %s', exc)
-            body = json.dumps(errors.error_document(
-                500, errors.detail_text(500, str(exc), environ),
-                environ)).encode()
+            content_type, text = errors.render(500, str(exc), environ)
+            body = text.encode()
             start_response('500 Internal Server Error', [
-                ('Content-Type', 'application/json'),
+                ('Content-Type', content_type),
                 ('Content-Length', str(len(body)))])
             return [body]
+
+
+def _tunnel_path_as_latin1(environ):
+    """Give PATH_INFO the PEP 3333 form falcon decodes (UTF-8 bytes
+    tunnelled as latin-1) when a server or test client passed it already
+    decoded: a path such as ``/\u2603`` must be a 404, not a 500."""
+    path = environ.get('PATH_INFO', '')
+    try:
+        path.encode('latin-1')
+    except UnicodeEncodeError:
+        environ['PATH_INFO'] = path.encode('utf-8').decode('latin-1')
 
 
 def _declared_methods(resource):
@@ -158,6 +155,10 @@ def _declared_methods(resource):
 
 class _PlacementRequest(falcon.Request):
     """A falcon request that knows its placement context."""
+
+    def __init__(self, env, options=None):
+        _tunnel_path_as_latin1(env)
+        super().__init__(env, options)
 
     @property
     def placement(self):
@@ -201,12 +202,10 @@ class _BodyGuard:
 
 def _render_placement_error(req, resp, exc, params):
     resp.status = exc.status
-    resp.content_type = 'application/json'
     for name, value in exc.headers.items():
         resp.set_header(name, value)
-    detail = errors.detail_text(exc.status, exc.detail, req.env)
-    resp.text = json.dumps(errors.error_document(
-        exc.status, detail, req.env, code=exc.code))
+    resp.content_type, resp.text = errors.render(exc.status, exc.detail,
+                                                 req.env, code=exc.code)
 
 
 def _render_falcon_error(req, resp, exc, params):

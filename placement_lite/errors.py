@@ -1,4 +1,4 @@
-"""Errors and their JSON rendering.
+"""Errors and their rendering.
 
 Handlers and domain code raise the exceptions defined here; ``app.py`` turns
 them into responses in the reference's error format::
@@ -14,7 +14,11 @@ message.
 """
 
 import http
+import json
 import re
+
+import webob.acceptparse
+import webob.exc
 
 # Error codes, as strings clients can rely on.
 DEFAULT = 'placement.undefined_code'
@@ -139,6 +143,27 @@ def error_document(status, detail_string, environ, code=None):
     return {'errors': [error]}
 
 
+def render(status, detail, environ, code=None):
+    """``(content type, body)`` of an error response.
+
+    Like the reference (whose errors are webob's), the client's ``Accept``
+    picks the format: JSON when it prefers application/json (as it does
+    when it sends none or ``*/*``), webob's HTML page when it prefers
+    text/html, and webob's plain text when it accepts neither.
+    """
+    accept = webob.acceptparse.create_accept_header(
+        environ.get('HTTP_ACCEPT', ''))
+    offers = accept.acceptable_offers(['text/html', 'application/json'])
+    chosen = offers[0][0] if offers else 'text/plain'
+    if chosen == 'application/json':
+        return 'application/json', json.dumps(error_document(
+            status, detail_text(status, detail, environ), environ, code))
+    page = webob.exc.status_map[status](detail=detail)
+    if chosen == 'text/html':
+        return 'text/html; charset=UTF-8', page.html_body(environ)
+    return 'text/plain; charset=UTF-8', page.plain_body(environ)
+
+
 def webob_json_formatter(min_version, max_version):
     """A formatter for errors raised by webob-based middleware.
 
@@ -146,8 +171,6 @@ def webob_json_formatter(min_version, max_version):
     or unacceptable versions through webob; this keeps them in our format,
     with the supported range added to a 406 as the reference does.
     """
-    import webob.exc
-
     def formatter(body, status, title, environ):
         status_code = int(status.split(None, 1)[0])
         document = error_document(status_code, webob.exc.strip_tags(body),
