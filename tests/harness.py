@@ -159,11 +159,25 @@ def fresh_database(backend):
         path = os.path.join(_workdir, name + '.sqlite')
         shutil.copyfile(_templates['sqlite'], path)
         return db_api.Database('sqlite:///' + path)
+    return db_api.Database(create_postgres_database(name, migrated=True))
+
+
+def create_postgres_database(name, migrated=False):
+    """Create database ``name`` on the throwaway server; return its URL.
+
+    With ``migrated`` it is a copy of placement_lite's template (schema and
+    standard names); otherwise it is empty, e.g. for another service to
+    create its own schema in.
+    """
+    if migrated and 'postgresql' not in _templates:
+        _templates['postgresql'] = _make_template('postgresql')
     server = postgres_server()
+    statement = 'CREATE DATABASE %s' % name
+    if migrated:
+        statement += ' TEMPLATE %s' % _templates['postgresql']
     with server.admin_engine().connect() as conn:
-        conn.exec_driver_sql('CREATE DATABASE %s TEMPLATE %s'
-                             % (name, _templates['postgresql']))
-    return db_api.Database(server.url(name))
+        conn.exec_driver_sql(statement)
+    return server.url(name)
 
 
 def _make_template(backend):

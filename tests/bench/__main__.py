@@ -1,0 +1,343 @@
+"""Benchmark ``GET /allocation_candidates``: placement_lite vs the reference.
+
+    python -m tests.bench                      # N=1000 and N=5000, both services
+    python -m tests.bench --hosts 1000         # one size
+    python -m tests.bench --quick              # smoke run: 40 hosts, 2 repetitions
+    python -m tests.bench --only placement_lite --hosts 200
+
+For each size it starts a throwaway PostgreSQL (one database per service),
+both services under uwsgi with the same settings, loads the same cloud into
+both through the API, then times every named query (``--warmup`` untimed
+runs, then ``--repetitions`` timed ones) and prints p50/p95 per service with
+the ratio reference/placement_lite, and whether the candidate counts agree.
+Results go to ``reports/bench-<N>.json``; ``docs/benchmark.md`` is
+regenerated from every full (non ``--quick``) report present.
+"""
+
+import argparse
+import concurrent.futures
+import datetime
+import glob
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+
+from tests import harness
+from tests.bench import cloud as bench_cloud
+from tests.bench import queries as bench_queries
+from tests.bench import services
+
+SERVICES = ('placement_lite', 'reference')
+REPORTS = os.path.join(services.REPO, 'reports')
+MARKDOWN = os.path.join(services.REPO, 'docs', 'benchmark.md')
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog='python -m tests.bench',
+                                     description=__doc__.split('\n')[0])
+    parser.add_argument('--hosts', type=int, nargs='+', default=[1000, 5000],
+                        help='cloud sizes (compute hosts) to run, in turn')
+    parser.add_argument('--quick', action='store_true',
+                        help='smoke run: 40 hosts, 1 warm-up, 2 repetitions, '
+                             '10 s timeout, no docs/benchmark.md update')
+    parser.add_argument('--repetitions', type=int, default=10)
+    parser.add_argument('--warmup', type=int, default=2)
+    parser.add_argument('--only', choices=SERVICES,
+                        help='run one service only')
+    parser.add_argument('--queries', nargs='+', metavar='NAME',
+                        help='run only these named queries')
+    parser.add_argument('--processes', type=int, default=2,
+                        help='uwsgi processes per service')
+    parser.add_argument('--threads', type=int, default=1,
+                        help='uwsgi threads per process')
+    parser.add_argument('--load-threads', type=int, default=4,
+                        help='parallel loading requests per service')
+    parser.add_argument('--timeout', type=float, default=120.0,
+                        help='seconds before a request counts as "timeout"')
+    parser.add_argument('--query-budget', type=float, default=600.0,
+                        help='seconds of timed requests per query and '
+                             'service before the remaining repetitions are '
+                             'skipped')
+    parser.add_argument('--ports', type=int, nargs=2,
+                        metavar=('LITE', 'REFERENCE'),
+                        help='ports on 127.0.0.1 (default: free ones)')
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.hosts = [40]
+        args.warmup, args.repetitions, args.timeout = 1, 2, 10.0
+    return args
+
+
+def log(message):
+    print('[%s] %s' % (time.strftime('%H:%M:%S'), message), flush=True)
+
+
+def percentile(samples, fraction):
+    """Nearest-rank percentile."""
+    ordered = sorted(samples)
+    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
+
+
+def time_query(clients, running, query, args):
+    """Warm-up, then timed repetitions, bounded in count and time.
+
+    The services take turns request by request, so that whatever else the
+    machine is doing slows both alike.
+    """
+    results = {name: {'status': None, 'count': None, 'samples': []}
+               for name in clients}
+    budget_end = time.monotonic() + args.query_budget
+    for run in range(args.warmup + args.repetitions):
+        pending = [name for name, result in results.items()
+                   if result['status'] in (None, 200)]
+        if not pending or time.monotonic() > budget_end:
+            break
+        for name in pending:
+            _measure(clients[name], running[name], query, args,
+                     results[name], timed=run >= args.warmup)
+    for result in results.values():
+        if result['samples']:
+            result['p50'] = percentile(result['samples'], 0.5)
+            result['p95'] = percentile(result['samples'], 0.95)
+    return results
+
+
+def _measure(client, service, query, args, result, timed):
+    try:
+        status, raw, seconds = client.fetch('GET', query.path,
+                                            version=query.version,
+                                            timeout=args.timeout)
+    except TimeoutError:
+        result['status'] = 'timeout'
+        # The worker may compute for a long time yet: restart the service
+        # so that it does not slow down what is measured next.
+        service.restart()
+        return
+    result['status'] = status
+    if status != 200:
+        result['error'] = raw.decode(errors='replace')[:500]
+        return
+    if result['count'] is None:
+        result['count'] = bench_queries.count(json.loads(raw))
+    if timed:
+        result['samples'].append(seconds)
+
+
+def start_services(hosts, args, names, venv):
+    workdir = os.path.join(services.BENCH_DIR, 'run-%d' % hosts)
+    settings = {'processes': args.processes, 'threads': args.threads}
+    ports = args.ports or [harness._free_port(), harness._free_port()]
+    started = {}
+    try:
+        for name, port in zip(SERVICES, ports):
+            if name not in names:
+                continue
+            database = 'bench_%s_%d_%d' % (name, hosts, os.getpid())
+            url = harness.create_postgres_database(
+                database, migrated=name == 'placement_lite')
+            if name == 'placement_lite':
+                service = services.placement_lite(
+                    port, url, os.path.join(workdir, name), **settings)
+            else:
+                service = services.reference(
+                    port, url, os.path.join(workdir, name), venv, **settings)
+            service.start()
+            started[name] = service
+            log('%s on http://127.0.0.1:%d/ (log %s)'
+                % (name, port, service.log_path))
+    except Exception:
+        for service in started.values():
+            service.stop()
+        raise
+    return started
+
+
+def run_size(hosts, args, names, venv):
+    cloud = bench_cloud.build(hosts)
+    named = bench_queries.named_queries(cloud)
+    if args.queries:
+        named = [query for query in named if query.name in args.queries]
+    running = start_services(hosts, args, names, venv)
+    report = {'hosts': hosts, 'providers': len(cloud.providers),
+              'consumers': len(cloud.consumers), 'load_seconds': {},
+              'queries': []}
+    try:
+        clients = {name: services.HttpClient(service.port)
+                   for name, service in running.items()}
+        log('loading %d hosts (%d providers, %d consumers) into %s'
+            % (hosts, len(cloud.providers), len(cloud.consumers),
+               ' and '.join(clients)))
+
+        def load(name):
+            loader = bench_cloud.Loader(clients[name],
+                                        threads=args.load_threads)
+            seconds = loader.load(cloud)
+            log('%s loaded in %.0f s' % (name, seconds))
+            return name, round(seconds, 1)
+
+        with concurrent.futures.ThreadPoolExecutor(len(clients)) as pool:
+            report['load_seconds'] = dict(pool.map(load, clients))
+        for query in named:
+            entry = {'name': query.name, 'description': query.description,
+                     'path': query.path, 'version': query.version}
+            entry.update(time_query(clients, running, query, args))
+            for name in clients:
+                log('%-16s %-14s %s' % (query.name, name,
+                                        _summary(entry[name])))
+            report['queries'].append(entry)
+    finally:
+        for service in running.values():
+            service.stop()
+    return report
+
+
+def _summary(result):
+    if result['status'] != 200 or not result['samples']:
+        return str(result['status'])
+    return 'p50 %s  p95 %s  (%d candidates)' % (
+        _ms(result['p50']), _ms(result['p95']), result['count'])
+
+
+def _ms(seconds):
+    return '%.1f ms' % (seconds * 1000) if seconds < 10 else '%.1f s' % seconds
+
+
+def _cell(result, key):
+    if result is None:
+        return '-'
+    if result['status'] != 200 or not result['samples']:
+        return str(result['status'])
+    return _ms(result[key])
+
+
+def ratio(entry, timeout):
+    lite, ref = entry.get('placement_lite'), entry.get('reference')
+    if not lite or not ref or lite['status'] != 200:
+        return '-'
+    if ref['status'] == 'timeout':
+        return '> %.0fx' % (timeout / lite['p50'])
+    if ref['status'] != 200:
+        return '-'
+    return '%.1fx' % (ref['p50'] / lite['p50'])
+
+
+def counts(entry):
+    lite, ref = entry.get('placement_lite'), entry.get('reference')
+    if not lite or not ref:
+        return '-'
+    if lite['count'] is None or ref['count'] is None:
+        return 'n/a'
+    if lite['count'] == ref['count']:
+        return 'same (%d)' % lite['count']
+    return 'DIFFER: %d vs %d' % (lite['count'], ref['count'])
+
+
+def table(report):
+    lines = ['| query | placement_lite p50 | p95 | reference p50 | p95 '
+             '| ratio (p50) | candidates |',
+             '|---|---:|---:|---:|---:|---:|---|']
+    for entry in report['queries']:
+        lite, ref = entry.get('placement_lite'), entry.get('reference')
+        lines.append('| %s | %s | %s | %s | %s | %s | %s |' % (
+            entry['name'], _cell(lite, 'p50'), _cell(lite, 'p95'),
+            _cell(ref, 'p50'), _cell(ref, 'p95'), ratio(entry, report['timeout']),
+            counts(entry)))
+    return '\n'.join(lines)
+
+
+def describe(report):
+    return ('N=%d compute hosts: %d providers, %d consumers; loaded through '
+            'the API in %s. %d warm-up + %d timed requests per query; '
+            'uwsgi %d process(es) x %d thread(s) each; PostgreSQL %s; '
+            'timeout %.0f s; %s, %s, %s.' % (
+                report['hosts'], report['providers'], report['consumers'],
+                ', '.join('%s s (%s)' % (seconds, name) for name, seconds
+                          in report['load_seconds'].items()),
+                report['warmup'], report['repetitions'],
+                report['processes'], report['threads'],
+                report['postgresql'], report['timeout'], report['machine'],
+                report['date'], report['commit']))
+
+
+def write_markdown():
+    reports = []
+    for path in glob.glob(os.path.join(REPORTS, 'bench-*.json')):
+        with open(path) as source:
+            report = json.load(source)
+        if not report.get('quick'):
+            reports.append(report)
+    if not reports:
+        return
+    reports.sort(key=lambda report: report['hosts'])
+    parts = [
+        '# Allocation candidates benchmark',
+        '',
+        'Generated by `python -m tests.bench` (`tox -e bench`); see '
+        '`tests/bench/` for the cloud (`cloud.py`) and the queries '
+        '(`queries.py`). Times are client-side wall times of '
+        '`GET /allocation_candidates` on 127.0.0.1; ratio is reference p50 '
+        '/ placement_lite p50; "candidates" compares the number of '
+        'allocation requests each service returned.',
+        '',
+        '| query | what it asks |', '|---|---|']
+    for entry in reports[0]['queries']:
+        parts.append('| %s | %s |' % (entry['name'], entry['description']))
+    for report in reports:
+        parts += ['', '## %d compute hosts' % report['hosts'], '',
+                  describe(report), '', table(report)]
+    os.makedirs(os.path.dirname(MARKDOWN), exist_ok=True)
+    with open(MARKDOWN, 'w') as out:
+        out.write('\n'.join(parts) + '\n')
+    log('wrote %s' % MARKDOWN)
+
+
+def _commit():
+    try:
+        return subprocess.run(['git', 'rev-parse', '--short', 'HEAD'],
+                              cwd=services.REPO, capture_output=True,
+                              text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return 'unknown'
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    names = [args.only] if args.only else list(SERVICES)
+    venv = services.reference_venv(log) if 'reference' in names else None
+    server = harness.postgres_server()
+    with server.admin_engine().connect() as connection:
+        postgresql = connection.exec_driver_sql(
+            'SHOW server_version').scalar()
+    os.makedirs(REPORTS, exist_ok=True)
+    for hosts in args.hosts:
+        started = time.monotonic()
+        report = run_size(hosts, args, names, venv)
+        report.update({
+            'quick': args.quick, 'warmup': args.warmup,
+            'repetitions': args.repetitions, 'processes': args.processes,
+            'threads': args.threads, 'timeout': args.timeout,
+            'postgresql': postgresql, 'commit': _commit(),
+            'machine': '%s, %d cores' % (platform.machine(), os.cpu_count()),
+            'date': datetime.datetime.now(datetime.timezone.utc).strftime(
+                '%Y-%m-%d %H:%M UTC'),
+            'total_seconds': round(time.monotonic() - started, 1)})
+        name = 'bench-quick-%d.json' if args.quick else 'bench-%d.json'
+        path = os.path.join(REPORTS, name % hosts)
+        with open(path, 'w') as out:
+            json.dump(report, out, indent=2)
+        print()
+        print(describe(report))
+        print(table(report))
+        print()
+        log('N=%d took %.0f s; wrote %s' % (hosts, report['total_seconds'],
+                                            path))
+    if not args.quick:
+        write_markdown()
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,313 @@
+"""The benchmark cloud: its topology, and loading it through the REST API.
+
+:func:`build` describes a cloud of ``hosts`` compute hosts as plain data (no
+HTTP); :class:`Loader` creates it in any service through the API, so that
+placement_lite and the reference hold exactly the same providers.
+
+Each compute host is a tree::
+
+    cnNNNNN                 DISK_GB (unless its storage is shared), CPU traits
+    +- cnNNNNN-numa0        VCPU, MEMORY_MB
+    |  +- cnNNNNN-pf0       SRIOV_NET_VF, CUSTOM_PHYSNET_NET0
+    |  +- cnNNNNN-pf1       SRIOV_NET_VF, CUSTOM_PHYSNET_NET1
+    |  +- cnNNNNN-fpga      FPGA, CUSTOM_FPGA_ARRIA10     (every 5th host)
+    +- cnNNNNN-numa1        VCPU, MEMORY_MB
+       +- cnNNNNN-pf2       SRIOV_NET_VF, CUSTOM_PHYSNET_NET0
+       +- cnNNNNN-pf3       SRIOV_NET_VF, CUSTOM_PHYSNET_NET1
+       +- cnNNNNN-gpu       VGPU, CUSTOM_GPU_A100         (every 7th host)
+
+Hosts are in a rack aggregate and an availability-zone aggregate. Hosts are
+grouped in storage groups; every third group has no local disk and uses a
+sharing storage provider (MISC_SHARES_VIA_AGGREGATE) in the group's
+aggregate. 40% of the hosts run instances, every tenth host is full.
+
+Two wide trees, on which candidate generation that enumerates every
+combination explodes, use resource classes or traits nothing else has:
+``wide-pci`` (8 children with one CUSTOM_PCI_WIDE each) and ``wide-vf0``,
+``wide-vf1`` (8 PFs with 8 SRIOV_NET_VF each, trait CUSTOM_PHYSNET_WIDE).
+"""
+
+import concurrent.futures
+import dataclasses
+import time
+import uuid
+
+#: Microversion used to load: 1.20+ returns the created provider, 1.19+
+#: takes a generation with aggregates, 1.28+ consumer generations.
+LOAD_VERSION = '1.39'
+NAMESPACE = uuid.UUID('6f0c1b55-3a4e-4f3b-9a51-2f6d1f8c1e0a')
+
+STORAGE_GROUP_SIZE = 20
+RACK_SIZE = 40
+ZONES = 3
+PFS_PER_NUMA = 2
+VFS_PER_PF = 16
+WIDE_CHILDREN = 8
+WIDE_VF_HOSTS = 2
+
+CUSTOM_RESOURCE_CLASSES = ('CUSTOM_PCI_WIDE',)
+CUSTOM_TRAITS = ('CUSTOM_PHYSNET_NET0', 'CUSTOM_PHYSNET_NET1',
+                 'CUSTOM_PHYSNET_WIDE', 'CUSTOM_FPGA_ARRIA10',
+                 'CUSTOM_GPU_A100', 'CUSTOM_MAINTENANCE')
+
+
+def make_uuid(name):
+    return str(uuid.uuid5(NAMESPACE, name))
+
+
+def inventory(total, reserved=0, allocation_ratio=1.0, max_unit=None):
+    return {'total': total, 'reserved': reserved,
+            'allocation_ratio': allocation_ratio,
+            'max_unit': max_unit or total, 'min_unit': 1, 'step_size': 1}
+
+
+@dataclasses.dataclass
+class Provider:
+    name: str
+    parent: 'Provider | None' = None
+    inventories: dict = dataclasses.field(default_factory=dict)
+    traits: list = dataclasses.field(default_factory=list)
+    aggregates: list = dataclasses.field(default_factory=list)
+
+    @property
+    def uuid(self):
+        return make_uuid(self.name)
+
+    @property
+    def depth(self):
+        return 0 if self.parent is None else self.parent.depth + 1
+
+
+@dataclasses.dataclass
+class Consumer:
+    name: str
+    allocations: dict  # provider uuid -> {resource class: amount}
+    project_id: str = make_uuid('project')
+    user_id: str = make_uuid('user')
+
+    @property
+    def uuid(self):
+        return make_uuid(self.name)
+
+
+@dataclasses.dataclass
+class Cloud:
+    hosts: int
+    providers: list
+    consumers: list
+    #: Names the queries refer to (aggregate and provider uuids).
+    landmarks: dict
+
+    def levels(self):
+        """Providers grouped by depth: each level's parents are in the one before."""
+        by_depth = {}
+        for provider in self.providers:
+            by_depth.setdefault(provider.depth, []).append(provider)
+        return [by_depth[depth] for depth in sorted(by_depth)]
+
+
+def aggregate(name):
+    return make_uuid('aggregate-' + name)
+
+
+def build(hosts, storage_group_size=STORAGE_GROUP_SIZE):
+    """The whole cloud for ``hosts`` compute hosts, deterministically."""
+    providers = []
+    consumers = []
+    sharing = {}
+
+    def add(provider):
+        providers.append(provider)
+        return provider
+
+    for index in range(hosts):
+        group = index // storage_group_size
+        shared_storage = group % 3 == 1
+        if shared_storage and group not in sharing:
+            sharing[group] = add(Provider(
+                'shared-storage%03d' % group,
+                inventories={'DISK_GB': inventory(100000, reserved=1000)},
+                traits=['MISC_SHARES_VIA_AGGREGATE'],
+                aggregates=[aggregate('storage%d' % group)]))
+        root = add(_compute_host(index, shared_storage, group))
+        numas = [add(Provider(
+            '%s-numa%d' % (root.name, numa), root,
+            inventories={
+                'VCPU': inventory(32, allocation_ratio=4.0, max_unit=128),
+                'MEMORY_MB': inventory(196608, reserved=4096)},
+            traits=['HW_NUMA_ROOT'])) for numa in range(2)]
+        pfs = [add(Provider(
+            '%s-pf%d' % (root.name, pf), numas[pf // PFS_PER_NUMA],
+            inventories={'SRIOV_NET_VF': inventory(VFS_PER_PF)},
+            traits=['HW_NIC_SRIOV', 'CUSTOM_PHYSNET_NET%d' % (pf % 2)]))
+            for pf in range(2 * PFS_PER_NUMA)]
+        if index % 5 == 0:
+            add(Provider('%s-fpga' % root.name, numas[0],
+                         inventories={'FPGA': inventory(2)},
+                         traits=['CUSTOM_FPGA_ARRIA10']))
+        if index % 7 == 3:
+            add(Provider('%s-gpu' % root.name, numas[1],
+                         inventories={'VGPU': inventory(8)},
+                         traits=['CUSTOM_GPU_A100']))
+        disk = sharing[group] if shared_storage else root
+        consumers.extend(_instances(index, root, numas, pfs, disk))
+
+    wide_pci = add(Provider('wide-pci'))
+    for child in range(WIDE_CHILDREN):
+        add(Provider('wide-pci-dev%d' % child, wide_pci,
+                     inventories={'CUSTOM_PCI_WIDE': inventory(1)}))
+    for host in range(WIDE_VF_HOSTS):
+        wide_vf = add(Provider('wide-vf%d' % host))
+        for pf in range(WIDE_CHILDREN):
+            add(Provider('wide-vf%d-pf%d' % (host, pf), wide_vf,
+                         inventories={'SRIOV_NET_VF': inventory(8)},
+                         traits=['CUSTOM_PHYSNET_WIDE']))
+
+    landmarks = {
+        'zone0': aggregate('zone0'), 'zone1': aggregate('zone1'),
+        'rack0': aggregate('rack0'),
+        'in_tree': make_uuid(_host_name(min(7, hosts - 1))),
+    }
+    return Cloud(hosts, providers, consumers, landmarks)
+
+
+def _host_name(index):
+    return 'cn%05d' % index
+
+
+def _compute_host(index, shared_storage, group):
+    traits = ['COMPUTE_NET_ATTACH_INTERFACE']
+    if index % 2 == 0:
+        traits.append('HW_CPU_X86_AVX2')
+    if index % 3 != 0:
+        traits.append('COMPUTE_VOLUME_MULTI_ATTACH')
+    if index % 50 == 7:
+        traits.append('CUSTOM_MAINTENANCE')
+    aggregates = [aggregate('rack%d' % (index // RACK_SIZE)),
+                  aggregate('zone%d' % (index % ZONES))]
+    inventories = {}
+    if shared_storage:
+        aggregates.append(aggregate('storage%d' % group))
+    else:
+        inventories['DISK_GB'] = inventory(1000, reserved=50)
+    return Provider(_host_name(index), inventories=inventories, traits=traits,
+                    aggregates=aggregates)
+
+
+def _instances(index, root, numas, pfs, disk):
+    """Instances already running on host ``index``: 40% busy, 10% full."""
+    if index % 10 == 9:
+        return [Consumer('%s-big' % root.name, {
+            numas[0].uuid: {'VCPU': 128, 'MEMORY_MB': 65536},
+            numas[1].uuid: {'VCPU': 128, 'MEMORY_MB': 65536},
+            disk.uuid: {'DISK_GB': 100}})]
+    if index % 10 >= 4:
+        return []
+    instances = []
+    for number in range(1 + index % 4):
+        numa = number % 2
+        allocations = {numas[numa].uuid: {'VCPU': 4, 'MEMORY_MB': 8192},
+                       disk.uuid: {'DISK_GB': 40}}
+        if number % 2 == 0:
+            allocations[pfs[numa * PFS_PER_NUMA].uuid] = {'SRIOV_NET_VF': 1}
+        instances.append(Consumer('%s-vm%d' % (root.name, number),
+                                  allocations))
+    return instances
+
+
+class LoadError(Exception):
+    pass
+
+
+class Loader:
+    """Creates a :class:`Cloud` through the API of one service.
+
+    ``client`` has ``request(method, path, body=None, version=...)`` returning
+    ``(status, headers, json)``: :class:`tests.bench.services.HttpClient` or,
+    in-process, :class:`tests.harness.Environment`. Providers of one tree
+    level are created in parallel (``threads``), each with one request per
+    kind of data: create, inventories, traits, aggregates.
+    """
+
+    ALLOCATION_BATCH = 50
+    RETRIES = 5
+
+    def __init__(self, client, threads=4):
+        self.client = client
+        self.threads = threads
+
+    def load(self, cloud):
+        """Create everything in ``cloud``; returns the seconds it took."""
+        started = time.monotonic()
+        for name in CUSTOM_RESOURCE_CLASSES:
+            self._call('PUT', '/resource_classes/%s' % name, None, (201, 204))
+        for name in CUSTOM_TRAITS:
+            self._call('PUT', '/traits/%s' % name, None, (201, 204))
+        for level in cloud.levels():
+            self._parallel(self._create_provider, level)
+        batches = [cloud.consumers[start:start + self.ALLOCATION_BATCH]
+                   for start in range(0, len(cloud.consumers),
+                                      self.ALLOCATION_BATCH)]
+        self._parallel(self._allocate, batches)
+        return time.monotonic() - started
+
+    def _parallel(self, function, items):
+        if self.threads <= 1:
+            for item in items:
+                function(item)
+            return
+        with concurrent.futures.ThreadPoolExecutor(self.threads) as pool:
+            for _result in pool.map(function, items):
+                pass
+
+    def _call(self, method, path, body, expected):
+        status, _headers, payload = self.client.request(
+            method, path, body, version=LOAD_VERSION)
+        if status not in expected:
+            raise LoadError('%s %s -> %s: %s' % (method, path, status,
+                                                 payload))
+        return payload
+
+    def _create_provider(self, provider):
+        body = {'name': provider.name, 'uuid': provider.uuid}
+        if provider.parent is not None:
+            body['parent_provider_uuid'] = provider.parent.uuid
+        generation = self._call('POST', '/resource_providers', body,
+                                (200,))['generation']
+        base = '/resource_providers/%s' % provider.uuid
+        if provider.inventories:
+            generation = self._call('PUT', base + '/inventories', {
+                'resource_provider_generation': generation,
+                'inventories': provider.inventories,
+            }, (200,))['resource_provider_generation']
+        if provider.traits:
+            generation = self._call('PUT', base + '/traits', {
+                'resource_provider_generation': generation,
+                'traits': provider.traits,
+            }, (200,))['resource_provider_generation']
+        if provider.aggregates:
+            self._call('PUT', base + '/aggregates', {
+                'resource_provider_generation': generation,
+                'aggregates': provider.aggregates,
+            }, (200,))
+
+    def _allocate(self, consumers):
+        """POST one batch; a 409 (a concurrent writer bumped a shared
+        provider's generation) is retried a bounded number of times."""
+        body = {consumer.uuid: {
+            'allocations': {rp: {'resources': resources}
+                            for rp, resources in consumer.allocations.items()},
+            'project_id': consumer.project_id,
+            'user_id': consumer.user_id,
+            'consumer_generation': None,
+            'consumer_type': 'INSTANCE',
+        } for consumer in consumers}
+        for attempt in range(self.RETRIES):
+            status, _headers, payload = self.client.request(
+                'POST', '/allocations', body, version=LOAD_VERSION)
+            if status == 204:
+                return
+            if status != 409 or attempt == self.RETRIES - 1:
+                raise LoadError('POST /allocations -> %s: %s'
+                                % (status, payload))
+            time.sleep(0.05 * (attempt + 1))

@@ -1,0 +1,208 @@
+"""The two services under uwsgi, and an HTTP client for them.
+
+placement_lite runs from this checkout with the project's interpreter; the
+reference (openstack-placement 16.0.0 from PyPI) runs from its own virtual
+environment, created once under ``.bench/`` and reused. Both get the same
+uwsgi settings and a PostgreSQL database each on the harness's throwaway
+server; both listen on 127.0.0.1 only.
+"""
+
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+BENCH_DIR = os.path.join(REPO, '.bench')
+REFERENCE_PACKAGES = ('openstack-placement==16.0.0', 'psycopg2-binary',
+                      'uwsgi')
+
+
+def reference_venv(log=print):
+    """The reference's virtual environment, created on first use."""
+    venv = os.path.join(BENCH_DIR, 'reference-venv')
+    marker = os.path.join(venv, 'bench-packages.txt')
+    wanted = '\n'.join(REFERENCE_PACKAGES) + '\n'
+    if os.path.exists(marker) and open(marker).read() == wanted:
+        return venv
+    log('creating %s with %s' % (venv, ' '.join(REFERENCE_PACKAGES)))
+    subprocess.run([sys.executable, '-m', 'venv', '--clear', venv],
+                   check=True)
+    installed = subprocess.run(
+        [os.path.join(venv, 'bin', 'pip'), 'install', '-q',
+         *REFERENCE_PACKAGES], capture_output=True, text=True)
+    if installed.returncode:
+        raise RuntimeError('pip install failed:\n' + installed.stdout
+                           + installed.stderr)
+    with open(marker, 'w') as out:
+        out.write(wanted)
+    return venv
+
+
+class HttpClient:
+    """Keep-alive JSON client for one service; one connection per thread."""
+
+    def __init__(self, port, timeout=300.0):
+        self.port = port
+        self.timeout = timeout
+        self._local = threading.local()
+
+    def _connection(self, timeout):
+        connection = getattr(self._local, 'connection', None)
+        if connection is None or connection.timeout != timeout:
+            if connection is not None:
+                connection.close()
+            connection = http.client.HTTPConnection('127.0.0.1', self.port,
+                                                    timeout=timeout)
+            self._local.connection = connection
+        return connection
+
+    def _drop(self):
+        connection = getattr(self._local, 'connection', None)
+        if connection is not None:
+            connection.close()
+        self._local.connection = None
+
+    def fetch(self, method, path, body=None, version='1.39', timeout=None):
+        """One request; returns ``(status, raw body, seconds)``.
+
+        Raises ``TimeoutError`` when the service takes longer than
+        ``timeout``; a dropped keep-alive connection is retried once.
+        """
+        headers = {'x-auth-token': 'admin', 'accept': 'application/json',
+                   'openstack-api-version': 'placement %s' % version}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers['content-type'] = 'application/json'
+        for attempt in (1, 2):
+            connection = self._connection(timeout or self.timeout)
+            started = time.perf_counter()
+            try:
+                connection.request(method, path, data, headers)
+                response = connection.getresponse()
+                raw = response.read()
+            except TimeoutError:
+                self._drop()
+                raise
+            except (OSError, http.client.HTTPException) as error:
+                self._drop()
+                stale = isinstance(error, (http.client.RemoteDisconnected,
+                                           ConnectionResetError,
+                                           BrokenPipeError))
+                if attempt == 2 or not stale:
+                    raise
+                continue
+            return response.status, raw, time.perf_counter() - started
+
+    def request(self, method, path, body=None, version='1.39'):
+        """Same signature as ``tests.harness.Environment.request``."""
+        status, raw, _seconds = self.fetch(method, path, body, version)
+        return status, {}, json.loads(raw) if raw else None
+
+
+class UwsgiService:
+    """One placement service under uwsgi on 127.0.0.1:``port``."""
+
+    def __init__(self, name, port, home, uwsgi, module, config, workdir,
+                 processes=2, threads=1, pythonpath=None):
+        self.name = name
+        self.port = port
+        self.workdir = workdir
+        os.makedirs(workdir, exist_ok=True)
+        with open(os.path.join(workdir, 'placement.conf'), 'w') as out:
+            out.write(config)
+        self.log_path = os.path.join(workdir, 'uwsgi.log')
+        self.command = [
+            uwsgi, '--http11-socket', '127.0.0.1:%d' % port,
+            '--module', module, '--home', home,
+            '--processes', str(processes), '--threads', str(threads),
+            '--master', '--lazy-apps', '--need-app', '--die-on-term',
+            '--disable-logging']
+        self.env = dict(os.environ, OS_PLACEMENT_CONFIG_DIR=workdir)
+        if pythonpath:
+            self.env['PYTHONPATH'] = pythonpath
+        self.process = None
+
+    def start(self, timeout=90.0):
+        with open(self.log_path, 'ab') as log:
+            self.process = subprocess.Popen(
+                self.command, env=self.env, cwd=self.workdir, stdout=log,
+                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True)
+        client = HttpClient(self.port, timeout=5.0)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                break
+            try:
+                if client.fetch('GET', '/')[0] == 200:
+                    return
+            except (OSError, http.client.HTTPException):
+                pass
+            time.sleep(0.3)
+        self.stop()
+        raise RuntimeError('%s did not start on port %d; see %s'
+                           % (self.name, self.port, self.log_path))
+
+    def stop(self):
+        """Stop uwsgi and its workers, even one stuck in a long request.
+
+        uwsgi runs in its own process group, so the group's id (the master's
+        pid) reaches exactly the processes this service started.
+        """
+        if self.process is None:
+            return
+        group = self.process.pid
+        if self.process.poll() is None:
+            os.killpg(group, signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.process.wait()
+        self.process = None
+
+    def restart(self):
+        self.stop()
+        self.start()
+
+
+def placement_lite(port, database_url, workdir, **settings):
+    """placement_lite from this checkout, on its migrated database."""
+    config = ('[api]\nauth_strategy = noauth2\n'
+              '[placement_database]\nconnection = %s\n' % database_url)
+    return UwsgiService(
+        'placement_lite', port, sys.prefix,
+        os.path.join(os.path.dirname(sys.executable), 'uwsgi'),
+        'placement_lite.wsgi:application', config, workdir,
+        pythonpath=REPO, **settings)
+
+
+def reference(port, database_url, workdir, venv, **settings):
+    """The reference on an empty database, whose schema it creates first.
+
+    The schema is synced once before uwsgi starts, so that its workers
+    (each running ``sync_on_startup``) find nothing left to do rather than
+    racing each other to create tables.
+    """
+    config = ('[api]\nauth_strategy = noauth2\n'
+              '[placement_database]\nconnection = %s\n'
+              'sync_on_startup = True\n' % database_url)
+    service = UwsgiService(
+        'reference', port, venv, os.path.join(venv, 'bin', 'uwsgi'),
+        'placement.wsgi.api:application', config, workdir, **settings)
+    subprocess.run([os.path.join(venv, 'bin', 'placement-manage'),
+                    '--config-dir', workdir, 'db', 'sync'],
+                   check=True, env=service.env, cwd=workdir,
+                   stdout=subprocess.DEVNULL)
+    return service
