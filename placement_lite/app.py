@@ -33,6 +33,11 @@ HANDLER_MODULES = [
     'root',
     'resource_providers',
 ]
+#: Handler modules of placement_lite's extensions: their routes do not exist
+#: at all (404 for every method) when ``[api] enable_extensions`` is off.
+EXTENSION_HANDLER_MODULES = [
+    'device_profiles',
+]
 
 def _is_root(environ):
     return environ.get('PATH_INFO', '') in ('/', '')
@@ -215,7 +220,7 @@ def _render_falcon_error(req, resp, exc, params):
     _render_placement_error(req, resp, error, params)
 
 
-def build_falcon_app():
+def build_falcon_app(enable_extensions=True):
     app = falcon.App(request_type=_PlacementRequest,
                      middleware=[_BodyGuard(), _MethodGuard()])
     app.req_options.keep_blank_qs_values = True
@@ -223,7 +228,9 @@ def build_falcon_app():
     # Responses say their content type themselves: an empty 201 (such as a
     # provider created before 1.20) has none, as in the reference.
     app.resp_options.default_media_type = None
-    for name in HANDLER_MODULES:
+    modules = HANDLER_MODULES + (
+        EXTENSION_HANDLER_MODULES if enable_extensions else [])
+    for name in modules:
         module = importlib.import_module('placement_lite.handlers.' + name)
         for path, resource in module.ROUTES:
             app.add_route(path, resource)
@@ -241,7 +248,7 @@ def build_app(conf, db=None):
     enforcer = policy.Enforcer(conf)
 
     versions = microversion.versions(conf.api.enable_extensions)
-    application = FaultWrapper(build_falcon_app())
+    application = FaultWrapper(build_falcon_app(conf.api.enable_extensions))
     application = microversion_middleware.MicroversionMiddleware(
         application, microversion.SERVICE_TYPE, versions,
         json_error_formatter=errors.webob_json_formatter(

@@ -33,6 +33,10 @@ ILLEGAL_DUPLICATE_QUERYPARAM = 'placement.query.duplicate_key'
 QUERYPARAM_BAD_VALUE = 'placement.query.bad_value'
 QUERYPARAM_MISSING_VALUE = 'placement.query.missing_value'
 DEVICE_PROFILE_NOT_FOUND = 'placement_lite.device_profile.not_found'
+DEVICE_PROFILE_INVALID = 'placement_lite.device_profile.invalid'
+DEVICE_PROFILE_DUPLICATE_NAME = 'placement_lite.device_profile.duplicate_name'
+DEVICE_PROFILE_UNKNOWN = 'placement_lite.device_profile.unknown'
+DEVICE_PROFILE_SUFFIX_IN_USE = 'placement_lite.device_profile.suffix_in_use'
 
 ERROR_CODE_MICROVERSION = (1, 23)
 MICROVERSION_ENVIRON = 'placement.microversion'

@@ -44,11 +44,11 @@ def location(req, path):
     return req.prefix + path
 
 
-def json_body(req, schema=None):
+def json_body(req, schema=None, code=errors.DEFAULT):
     """The request's JSON body, validated against ``schema`` when given.
 
     415 when it is not JSON, 400 when it does not parse or validate, as the
-    reference answers.
+    reference answers; ``code`` is the error code of a validation failure.
     """
     require_json_content(req)
     raw = req.bounded_stream.read()
@@ -57,7 +57,7 @@ def json_body(req, schema=None):
     except ValueError as exc:
         raise errors.BadRequest('Malformed JSON: %s' % exc)
     if schema is not None:
-        validate(data, schema)
+        validate(data, schema, code)
     return data
 
 
@@ -66,11 +66,11 @@ _BODY_FORMATS = jsonschema.FormatChecker()
 _BODY_FORMATS.checks('uuid')(uuidutils.is_uuid_like)
 
 
-def validate(data, schema):
+def validate(data, schema, code=errors.DEFAULT):
     try:
         jsonschema.validate(data, schema, format_checker=_BODY_FORMATS)
     except jsonschema.ValidationError as exc:
-        raise errors.BadRequest('JSON does not validate: %s' % exc)
+        raise errors.BadRequest('JSON does not validate: %s' % exc, code=code)
 
 
 def query_pairs(req):

@@ -1,0 +1,158 @@
+"""Device profiles: named, ordered lists of request groups (Cyborg's model).
+
+A group maps ``resources:<CLASS>`` to an amount, ``trait:<TRAIT>`` to
+``required`` or ``forbidden`` and ``accel:<key>`` to a Cyborg attribute.
+Resource class and trait names are stored normalised (upper case,
+underscores) and must be known to Placement when the profile is created.
+"""
+
+import re
+import uuid as uuidlib
+
+import sqlalchemy as sa
+
+from placement_lite import errors
+from placement_lite.db import device_profiles as profiles_db
+from placement_lite.db import lookups
+
+RESOURCES = 'resources:'
+TRAIT = 'trait:'
+#: Amounts are stored in 32-bit integer columns by Placement.
+MAX_AMOUNT = 2 ** 31 - 1
+_UUID_SHAPE = re.compile(
+    r'^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
+    r'[0-9a-fA-F]{12}$')
+
+
+def _looks_like_uuid(value):
+    return bool(_UUID_SHAPE.match(value))
+
+
+def _normalised_name(name):
+    return name.upper().replace('-', '_')
+
+
+def _normalised_group(index, group):
+    """``group`` with resource class and trait names normalised.
+
+    Raises BadRequest when two keys normalise to the same name, when an
+    amount is too large, or when the group requests no resources.
+    """
+    normalised = {}
+    for key, value in group.items():
+        prefix, _sep, name = key.partition(':')
+        if key.startswith((RESOURCES, TRAIT)):
+            key = '%s:%s' % (prefix, _normalised_name(name))
+            if key in normalised:
+                raise errors.BadRequest(
+                    'Group %d names %s more than once.' % (index, key),
+                    code=errors.DEVICE_PROFILE_INVALID)
+        if key.startswith(RESOURCES) and int(value) > MAX_AMOUNT:
+            raise errors.BadRequest(
+                'Group %d: the amount of %s must be at most %d.'
+                % (index, key, MAX_AMOUNT),
+                code=errors.DEVICE_PROFILE_INVALID)
+        normalised[key] = value
+    if not any(key.startswith(RESOURCES) for key in normalised):
+        raise errors.BadRequest(
+            'Group %d requests no resources: every group needs at least one '
+            '"resources:<RESOURCE_CLASS>" key.' % index,
+            code=errors.DEVICE_PROFILE_INVALID)
+    return normalised
+
+
+def _names_in(groups, prefix):
+    return {key[len(prefix):] for group in groups for key in group
+            if key.startswith(prefix)}
+
+
+def _check_names_known(conn, groups):
+    """BadRequest unless Placement knows every resource class and trait."""
+    classes = _names_in(groups, RESOURCES)
+    unknown = classes - set(lookups.resource_class_ids(conn, classes))
+    if unknown:
+        raise errors.BadRequest(
+            'Unknown resource class(es): %s.' % ', '.join(sorted(unknown)),
+            code=errors.DEVICE_PROFILE_INVALID)
+    traits = _names_in(groups, TRAIT)
+    unknown = traits - set(lookups.trait_ids(conn, traits))
+    if unknown:
+        raise errors.BadRequest(
+            'Unknown trait(s): %s.' % ', '.join(sorted(unknown)),
+            code=errors.DEVICE_PROFILE_INVALID)
+
+
+def _duplicate_name(name):
+    return errors.Conflict(
+        'A device profile named %s already exists.' % name,
+        code=errors.DEVICE_PROFILE_DUPLICATE_NAME)
+
+
+def create(db, name, description, groups):
+    """Store a new profile (its shape already validated); returns it.
+
+    Names shaped like a UUID are refused so that a path segment always
+    means one thing (see :func:`show`).
+    """
+    if _looks_like_uuid(name):
+        raise errors.BadRequest(
+            'A device profile name must not be a UUID: %s.' % name,
+            code=errors.DEVICE_PROFILE_INVALID)
+    groups = [_normalised_group(index, group)
+              for index, group in enumerate(groups)]
+    new_uuid = str(uuidlib.uuid4())
+    try:
+        with db.writer() as conn:
+            _check_names_known(conn, groups)
+            if profiles_db.name_exists(conn, name):
+                raise _duplicate_name(name)
+            profiles_db.insert_profile(conn, new_uuid, name, description,
+                                       groups, lookups.utcnow().replace(
+                                           microsecond=0))
+            return profiles_db.profile_by_uuid(conn, new_uuid)
+    except sa.exc.IntegrityError:
+        # Another writer created the same name since we looked.
+        raise _duplicate_name(name)
+
+
+def list_profiles(db, names=None):
+    """All profiles, or those among ``names``, oldest first."""
+    with db.reader() as conn:
+        if names is None:
+            return profiles_db.all_profiles(conn)
+        return profiles_db.profiles_by_names(conn, names)
+
+
+def _find(conn, identifier):
+    if _looks_like_uuid(identifier):
+        return profiles_db.profile_by_uuid(conn, identifier.lower())
+    return profiles_db.profile_by_name(conn, identifier)
+
+
+def _not_found(identifiers):
+    return errors.NotFound(
+        'No device profile with uuid or name %s.' % ', '.join(identifiers),
+        code=errors.DEVICE_PROFILE_NOT_FOUND)
+
+
+def show(db, identifier):
+    """The profile whose uuid (when ``identifier`` is one) or name matches."""
+    with db.reader() as conn:
+        profile = _find(conn, identifier)
+    if profile is None:
+        raise _not_found([identifier])
+    return profile
+
+
+def delete(db, identifiers):
+    """Delete the profiles named by uuid or name: all of them, or none
+    (NotFound) when any is unknown."""
+    with db.writer() as conn:
+        found = [(identifier, _find(conn, identifier))
+                 for identifier in identifiers]
+        missing = [identifier for identifier, profile in found
+                   if profile is None]
+        if missing:
+            raise _not_found(missing)
+        profiles_db.delete_profiles(conn, [profile['id']
+                                           for _ident, profile in found])

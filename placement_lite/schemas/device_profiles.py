@@ -1,0 +1,46 @@
+"""JSON schema of a device profile (POST /device_profiles, microversion 1.40).
+
+Keys and values of a group are strings. Names of resource classes and traits
+may use lower-case letters and hyphens (the domain normalises them); whether
+they exist is checked by the domain, not here.
+"""
+
+#: Profile names; also the characters allowed in names inside a group.
+NAME_PATTERN = '^[a-zA-Z0-9_-]+$'
+_NAME_CHARS = '[a-zA-Z0-9_-]{1,255}'
+_UUID = {'type': 'string', 'format': 'uuid'}
+#: Free-form accel values: the characters the Cyborg spec allows in fields.
+_TEXT_VALUE = {'type': 'string', 'pattern': '^[a-zA-Z0-9_:=-]+$',
+               'maxLength': 255}
+
+GROUP = {
+    'type': 'object',
+    'minProperties': 1,
+    'properties': {
+        'accel:bitstream_id': _UUID,
+        'accel:bitstream_name': _TEXT_VALUE,
+        'accel:function_id': _UUID,
+        'accel:function_name': _TEXT_VALUE,
+        'accel:attach_target': {'type': 'string',
+                                'enum': ['VM', 'host', 'none']},
+    },
+    'patternProperties': {
+        '^resources:%s$' % _NAME_CHARS: {
+            'type': 'string', 'pattern': '^[1-9][0-9]*$'},
+        '^trait:%s$' % _NAME_CHARS: {
+            'type': 'string', 'enum': ['required', 'forbidden']},
+    },
+    'additionalProperties': False,
+}
+
+PROFILE = {
+    'type': 'object',
+    'properties': {
+        'name': {'type': 'string', 'pattern': NAME_PATTERN,
+                 'maxLength': 255},
+        'description': {'type': ['string', 'null'], 'maxLength': 255},
+        'groups': {'type': 'array', 'minItems': 1, 'items': GROUP},
+    },
+    'required': ['name', 'groups'],
+    'additionalProperties': False,
+}
