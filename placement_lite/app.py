@@ -32,6 +32,8 @@ LOG = logging.getLogger(__name__)
 HANDLER_MODULES = [
     'root',
     'resource_providers',
+    'aggregates',
+    'provider_traits',
 ]
 #: Handler modules of placement_lite's extensions: their routes do not exist
 #: at all (404 for every method) when ``[api] enable_extensions`` is off.

@@ -27,6 +27,13 @@ def provider_or_404(conn, uuid):
     return provider
 
 
+def generation_conflict():
+    """The 409 for a provider generation that is not the one stored."""
+    return errors.Conflict(
+        "Resource provider's generation already changed. Please update the "
+        "generation and try again.", code=errors.CONCURRENT_UPDATE)
+
+
 def get_provider(db, uuid):
     with db.reader() as conn:
         return provider_or_404(conn, uuid)

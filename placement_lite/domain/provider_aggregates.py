@@ -1,0 +1,36 @@
+"""The aggregates a resource provider is a member of."""
+
+from placement_lite.db import aggregates as aggregates_db
+from placement_lite.db import lookups
+from placement_lite.domain import providers
+
+
+def get_aggregates(db, uuid):
+    """(provider row, its aggregate uuids)."""
+    with db.reader() as conn:
+        provider = providers.provider_or_404(conn, uuid)
+        return provider, aggregates_db.aggregate_uuids_of(conn, provider.id)
+
+
+def set_aggregates(db, uuid, aggregate_uuids, generation=None):
+    """Make the provider a member of exactly ``aggregate_uuids``.
+
+    Aggregates are created on first use. With ``generation`` (from 1.19)
+    the provider's generation must still be that value and is bumped, even
+    when the membership does not change; without it the generation is left
+    alone, as the reference did before 1.19. Returns the provider's
+    generation afterwards.
+    """
+    with db.writer() as conn:
+        provider = providers.provider_or_404(conn, uuid)
+        if generation is not None and provider.generation != generation:
+            raise providers.generation_conflict()
+        ids = aggregates_db.ensure_aggregates(conn, aggregate_uuids)
+        aggregates_db.set_provider_aggregates(conn, provider.id, ids.values())
+        if generation is None:
+            return provider.generation
+        new_generation = lookups.bump_provider_generation(
+            conn, provider.id, generation)
+        if new_generation is None:
+            raise providers.generation_conflict()
+        return new_generation

@@ -1,0 +1,60 @@
+"""The traits a resource provider has."""
+
+from placement_lite import errors
+from placement_lite.db import lookups
+from placement_lite.db import provider_traits as traits_db
+from placement_lite.domain import providers
+
+_CONCURRENT = ('Another thread concurrently updated the resource provider '
+               'data. Please retry your update')
+
+
+def get_traits(db, uuid):
+    """(provider row, its trait rows by name)."""
+    with db.reader() as conn:
+        provider = lookups.provider_by_uuid(conn, uuid)
+        if provider is None:
+            raise errors.NotFound(
+                'No resource provider with uuid %s found: No resource '
+                'provider with uuid %s found' % (uuid, uuid))
+        return provider, traits_db.traits_of(conn, provider.id)
+
+
+def _replace_traits(conn, provider, trait_ids):
+    """Set the provider's traits; bump its generation if they changed.
+
+    Returns the provider's generation afterwards.
+    """
+    if not traits_db.set_provider_traits(conn, provider.id, trait_ids):
+        return provider.generation
+    new_generation = lookups.bump_provider_generation(
+        conn, provider.id, provider.generation)
+    if new_generation is None:
+        raise errors.Conflict(_CONCURRENT, code=errors.CONCURRENT_UPDATE)
+    return new_generation
+
+
+def set_traits(db, uuid, names, generation):
+    """Give the provider exactly the traits ``names``.
+
+    The provider's generation must still be ``generation``; it is bumped
+    only when the set of traits changes. Returns (trait rows, generation).
+    """
+    with db.writer() as conn:
+        provider = providers.provider_or_404(conn, uuid)
+        if provider.generation != generation:
+            raise providers.generation_conflict()
+        traits = traits_db.traits_named(conn, names)
+        unknown = set(names) - {trait.name for trait in traits}
+        if unknown:
+            raise errors.BadRequest('No such trait %s' % ', '.join(
+                sorted(unknown)))
+        return traits, _replace_traits(
+            conn, provider, [trait.id for trait in traits])
+
+
+def clear_traits(db, uuid):
+    """Remove every trait of the provider (no generation asked)."""
+    with db.writer() as conn:
+        provider = providers.provider_or_404(conn, uuid)
+        _replace_traits(conn, provider, [])

@@ -1,0 +1,51 @@
+"""/resource_providers/{uuid}/aggregates (from 1.1)."""
+
+from placement_lite import microversion
+from placement_lite.domain import provider_aggregates
+from placement_lite.domain import providers
+from placement_lite.handlers import util
+from placement_lite.schemas import aggregates as schemas
+
+_WITH_GENERATION = '1.19'
+
+
+def _render(req, resp, aggregate_uuids, generation):
+    document = {'aggregates': aggregate_uuids}
+    if microversion.at_least(req, _WITH_GENERATION):
+        document['resource_provider_generation'] = generation
+    util.render(resp, document)
+    # Memberships carry no timestamps: the reference says "now".
+    util.set_last_modified(req, resp, None)
+
+
+class ProviderAggregates:
+    def on_get(self, req, resp, uuid):
+        util.require_json_accept(req)
+        microversion.require(req, '1.1')
+        req.placement.can('placement:resource_providers:aggregates:list')
+        provider, aggregate_uuids = provider_aggregates.get_aggregates(
+            req.placement.db, uuid)
+        _render(req, resp, aggregate_uuids, provider.generation)
+
+    def on_put(self, req, resp, uuid):
+        util.require_json_content(req)
+        microversion.require(req, '1.1')
+        req.placement.can('placement:resource_providers:aggregates:update')
+        # The reference answers 404 for an unknown provider before it
+        # looks at the body.
+        providers.get_provider(req.placement.db, uuid)
+        if microversion.at_least(req, _WITH_GENERATION):
+            data = util.json_body(req, schemas.SET_AGGREGATES_1_19)
+            aggregate_uuids = data['aggregates']
+            generation = data['resource_provider_generation']
+        else:
+            aggregate_uuids = util.json_body(req, schemas.SET_AGGREGATES)
+            generation = None
+        generation = provider_aggregates.set_aggregates(
+            req.placement.db, uuid, aggregate_uuids, generation)
+        _render(req, resp, aggregate_uuids, generation)
+
+
+ROUTES = [
+    ('/resource_providers/{uuid}/aggregates', ProviderAggregates()),
+]

@@ -1,0 +1,45 @@
+"""/resource_providers/{uuid}/traits (from 1.6)."""
+
+from placement_lite import microversion
+from placement_lite.domain import provider_traits
+from placement_lite.handlers import util
+from placement_lite.schemas import provider_traits as schemas
+
+
+def _render(req, resp, traits, generation):
+    util.render(resp, {'traits': [trait.name for trait in traits],
+                       'resource_provider_generation': generation})
+    moments = [trait.updated_at or trait.created_at for trait in traits]
+    # A trait without timestamps counts as changed now, as in the reference.
+    util.set_last_modified(
+        req, resp, None if None in moments else util.newest(*moments))
+
+
+class ProviderTraits:
+    def on_get(self, req, resp, uuid):
+        microversion.require(req, '1.6')
+        util.require_json_accept(req)
+        req.placement.can('placement:resource_providers:traits:list')
+        provider, traits = provider_traits.get_traits(req.placement.db, uuid)
+        _render(req, resp, traits, provider.generation)
+
+    def on_put(self, req, resp, uuid):
+        microversion.require(req, '1.6')
+        util.require_json_content(req)
+        req.placement.can('placement:resource_providers:traits:update')
+        data = util.json_body(req, schemas.SET_TRAITS)
+        traits, generation = provider_traits.set_traits(
+            req.placement.db, uuid, data['traits'],
+            data['resource_provider_generation'])
+        _render(req, resp, traits, generation)
+
+    def on_delete(self, req, resp, uuid):
+        microversion.require(req, '1.6')
+        req.placement.can('placement:resource_providers:traits:delete')
+        provider_traits.clear_traits(req.placement.db, uuid)
+        util.no_content(resp)
+
+
+ROUTES = [
+    ('/resource_providers/{uuid}/traits', ProviderTraits()),
+]
