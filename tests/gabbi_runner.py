@@ -23,7 +23,7 @@ class Outcome:
     status: str  # 'passed', 'failed', 'error' or 'skipped'
     message: str = ''
     method: str = ''
-    url: str = ''  # as written in the YAML, before substitutions
+    url: str = ''  # as requested, or as written when not requested
 
 
 #: How gabbi skips every test of a file whose fixture raised, after
@@ -40,8 +40,10 @@ class _Collector(unittest.TestResult):
 
     def _record(self, test, status, message=''):
         data = getattr(test, 'test_data', None) or {}
+        # gabbi keeps the URL it requested (substitutions made) on the test.
+        url = getattr(test, 'url', None) or data.get('url', '')
         outcome = Outcome(data.get('name', test.id()), status, message,
-                          data.get('method', ''), data.get('url', ''))
+                          data.get('method', ''), url)
         if id(test) in self._by_test:
             self.outcomes[self._by_test[id(test)]] = outcome
         else:

@@ -14,6 +14,7 @@ class Root:
             'status': 'CURRENT',
             'links': [{'rel': 'self', 'href': ''}],
         }]})
+        util.set_last_modified(req, resp, None)
 
 
 ROUTES = [('/', Root())]
