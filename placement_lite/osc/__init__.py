@@ -1,0 +1,1 @@
+"""placement_lite's plugin for the ``openstack`` command line client."""

@@ -1,0 +1,135 @@
+"""``openstack device profile create|list|show|delete``."""
+
+import argparse
+import urllib.parse
+
+from osc_lib.cli import format_columns
+from osc_lib.command import command
+from osc_lib import exceptions
+
+BASE_URL = '/device_profiles'
+COLUMNS = ('uuid', 'name', 'description', 'groups', 'created_at',
+           'updated_at')
+LIST_COLUMNS = ('uuid', 'name', 'description', 'groups')
+
+
+def _profile_url(uuid_or_name):
+    return '%s/%s' % (BASE_URL, urllib.parse.quote(uuid_or_name, safe=''))
+
+
+def _group(text):
+    """``KEY=VALUE[,KEY=VALUE...]`` as an ordered dict (values may hold '=')."""
+    group = {}
+    for item in text.split(','):
+        key, sep, value = item.partition('=')
+        if not sep or not key:
+            raise argparse.ArgumentTypeError(
+                'expected KEY=VALUE[,KEY=VALUE...], got %r' % item)
+        group[key] = value
+    return group
+
+
+def _row(profile, columns):
+    values = dict(profile, groups=format_columns.ListDictColumn(
+        profile['groups']))
+    return tuple(values.get(column) for column in columns)
+
+
+class CreateDeviceProfile(command.ShowOne):
+    """Create a device profile: a named, ordered list of request groups.
+
+    Requires ``--os-placement-api-version 1.40`` (the default).
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('name', metavar='<name>',
+                            help='Unique name of the device profile')
+        parser.add_argument(
+            '--group', metavar='<key=value[,key=value...]>', type=_group,
+            action='append', dest='groups', required=True,
+            help='One request group, e.g. resources:FPGA=1,'
+                 'trait:CUSTOM_FPGA_ARRIA10=required,accel:attach_target=VM; '
+                 'repeat for several groups, in order')
+        parser.add_argument('--description', metavar='<text>',
+                            help='Description of the device profile')
+        return parser
+
+    def take_action(self, parsed_args):
+        body = {'name': parsed_args.name, 'groups': parsed_args.groups}
+        if parsed_args.description is not None:
+            body['description'] = parsed_args.description
+        http = self.app.client_manager.placement_lite
+        profile = http.request('POST', BASE_URL, json=body).json()
+        return COLUMNS, _row(profile, COLUMNS)
+
+
+class ListDeviceProfile(command.Lister):
+    """List device profiles.
+
+    Requires ``--os-placement-api-version 1.40`` (the default).
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument(
+            '--name', metavar='<name>', action='append', dest='names',
+            help='Only the profile with this name (repeat for several)')
+        return parser
+
+    def take_action(self, parsed_args):
+        url = BASE_URL
+        if parsed_args.names:
+            url += '?' + urllib.parse.urlencode(
+                {'name': ','.join(parsed_args.names)})
+        http = self.app.client_manager.placement_lite
+        profiles = http.request('GET', url).json()['device_profiles']
+        return LIST_COLUMNS, [_row(profile, LIST_COLUMNS)
+                              for profile in profiles]
+
+
+class ShowDeviceProfile(command.ShowOne):
+    """Show a device profile.
+
+    Requires ``--os-placement-api-version 1.40`` (the default).
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('uuid_or_name', metavar='<name-or-uuid>',
+                            help='Name or UUID of the device profile')
+        return parser
+
+    def take_action(self, parsed_args):
+        http = self.app.client_manager.placement_lite
+        profile = http.request(
+            'GET', _profile_url(parsed_args.uuid_or_name)).json()
+        return COLUMNS, _row(profile['device_profile'], COLUMNS)
+
+
+class DeleteDeviceProfile(command.Command):
+    """Delete device profiles.
+
+    Requires ``--os-placement-api-version 1.40`` (the default).
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument('uuids_or_names', metavar='<name-or-uuid>',
+                            nargs='+',
+                            help='Name or UUID of a device profile to delete')
+        return parser
+
+    def take_action(self, parsed_args):
+        http = self.app.client_manager.placement_lite
+        failures = []
+        for uuid_or_name in parsed_args.uuids_or_names:
+            try:
+                http.request('DELETE', _profile_url(uuid_or_name))
+            except exceptions.ClientException as exc:
+                failures.append('%s: %s' % (uuid_or_name, exc.message))
+        if failures:
+            raise exceptions.CommandError(
+                'Failed to delete %d of %d device profiles:\n%s' % (
+                    len(failures), len(parsed_args.uuids_or_names),
+                    '\n'.join(failures)))

@@ -1,0 +1,49 @@
+"""The openstackclient plugin: ``openstack device profile ...``.
+
+It talks to the same endpoint as osc-placement (the ``placement`` service
+in the catalog, or ``--os-endpoint``) and shares its
+``--os-placement-api-version`` option. The device profile routes exist from
+microversion 1.40, so when no explicit version was asked for (osc-placement's
+default is ``1``, "negotiate") requests are made at 1.40.
+"""
+
+import importlib.util
+
+from osc_lib import utils
+
+from placement_lite.osc import http
+
+API_NAME = 'placement_lite'
+API_VERSION_OPTION = 'os_placement_api_version'
+DEFAULT_API_VERSION = '1'
+#: The microversion used unless the user names one.
+DEVICE_PROFILES_VERSION = '1.40'
+
+
+def make_client(instance):
+    version = instance._api_version.get(API_NAME, DEFAULT_API_VERSION)
+    if '.' not in version:
+        version = DEVICE_PROFILES_VERSION
+    return http.Client(
+        session=instance.session,
+        endpoint_filter={'service_type': 'placement',
+                         'region_name': instance._region_name,
+                         'interface': instance.interface},
+        api_version=version)
+
+
+def build_option_parser(parser):
+    """Add ``--os-placement-api-version`` unless osc-placement does.
+
+    Both plugins read the same option; adding it twice would make argparse
+    refuse to start.
+    """
+    if importlib.util.find_spec('osc_placement') is None:
+        parser.add_argument(
+            '--os-placement-api-version',
+            metavar='<placement-api-version>',
+            default=utils.env('OS_PLACEMENT_API_VERSION',
+                              default=DEFAULT_API_VERSION),
+            help='Placement API version, default=%s (Env: '
+                 'OS_PLACEMENT_API_VERSION)' % DEVICE_PROFILES_VERSION)
+    return parser
