@@ -34,6 +34,7 @@ HANDLER_MODULES = [
     'resource_providers',
     'aggregates',
     'provider_traits',
+    'allocation_candidates',
 ]
 #: Handler modules of placement_lite's extensions: their routes do not exist
 #: at all (404 for every method) when ``[api] enable_extensions`` is off.

@@ -1,0 +1,136 @@
+"""The allocation-candidates engine.
+
+    query pairs --request.parse_query--> CandidateRequest
+                --search.search--------> who can serve each group, per anchor
+                --combine.Combiner-----> allocation requests, lazily
+                --find_candidates------> the first N, and the summaries of
+                                         the trees they touch
+
+Only the providers that matter are loaded (a few set-based queries per
+group); provider summaries are loaded for the trees of the requests
+actually returned, so ``limit`` bounds the work, not only the output.
+"""
+
+import dataclasses
+import itertools
+import random
+
+from placement_lite.db import candidates as db
+from placement_lite.db import lookups
+from placement_lite.engine import combine
+from placement_lite.engine import search
+from placement_lite.engine.request import parse_query  # noqa: F401
+
+
+@dataclasses.dataclass
+class ProviderSummary:
+    uuid: str
+    parent_uuid: str
+    root_uuid: str
+    #: {resource class name: (capacity, used)}
+    resources: dict
+    traits: list
+
+
+@dataclasses.dataclass
+class AllocationRequest:
+    #: {provider uuid: {resource class name: amount}}
+    allocations: dict
+    #: {suffix: [provider uuids]}
+    mappings: dict
+
+
+@dataclasses.dataclass
+class Candidates:
+    allocation_requests: list
+    provider_summaries: list
+
+
+EMPTY = Candidates([], [])
+
+
+def find_candidates(database, conf, request, nested_aware=True):
+    """The allocation candidates for ``request`` (a CandidateRequest).
+
+    ``nested_aware`` is False before microversion 1.29: requests taking
+    resources from two providers of one tree are then left out, and
+    summaries only show providers that give resources.
+    """
+    with database.reader() as conn:
+        try:
+            found = search.search(conn, request)
+        except search.NoCandidates:
+            return EMPTY
+        if not found.anchors:
+            return EMPTY
+        placement = conf.placement
+        shuffle = (random.Random().shuffle
+                   if placement.randomize_allocation_candidates else None)
+        combiner = combine.Combiner(
+            found, request,
+            parents=lambda roots: db.parents_in_trees(conn, roots),
+            nested_aware=nested_aware, shuffle=shuffle)
+        bound = _bound(request.limit, placement.max_allocation_candidates)
+        generated = combiner.generate(
+            placement.allocation_candidates_generation_strategy)
+        chosen = list(itertools.islice(generated, bound))
+        if not chosen:
+            return EMPTY
+        if shuffle:
+            shuffle(chosen)
+        truncated = bound is not None and next(generated, None) is not None
+        return _render_data(conn, found, combiner, chosen, nested_aware,
+                            truncated)
+
+
+def _bound(limit, max_candidates):
+    bounds = [b for b in (limit, max_candidates)
+              if b is not None and b >= 0]
+    return min(bounds) if bounds else None
+
+
+def _render_data(conn, found, combiner, chosen, nested_aware, truncated):
+    roots = found.roots
+    tree_roots = {roots[p] for c in chosen for p in c.allocations}
+    providers = db.providers_of_trees(conn, tree_roots)
+    if not nested_aware and db.has_provider_trees(conn):
+        shown = _legacy_summary_providers(combiner, chosen, tree_roots,
+                                          roots, truncated)
+    else:
+        shown = set(providers)
+    mapped = {p for c in chosen for ps in c.mappings.values() for p in ps}
+    uuids = {p: providers[p].uuid for p in providers}
+    missing = mapped - set(uuids)
+    if missing:
+        uuids.update(db.provider_uuids(conn, missing))
+    class_ids = {rc for p in shown for rc in providers[p].resources}
+    names = dict(found.class_names)
+    names.update(lookups.resource_class_names(conn, class_ids - set(names)))
+    requests = [
+        AllocationRequest(
+            {uuids[p]: {names[rc]: amount for rc, amount in classes.items()}
+             for p, classes in c.allocations.items()},
+            {suffix: sorted(uuids[p] for p in ps)
+             for suffix, ps in c.mappings.items()})
+        for c in chosen]
+    summaries = [
+        ProviderSummary(
+            provider.uuid, provider.parent_uuid, provider.root_uuid,
+            {names[rc]: value for rc, value in provider.resources.items()},
+            provider.trait_names)
+        for provider_id, provider in sorted(providers.items())
+        if provider_id in shown]
+    return Candidates(requests, summaries)
+
+
+def _legacy_summary_providers(combiner, chosen, tree_roots, roots,
+                              truncated):
+    """Before 1.29 summaries show the providers giving resources in any
+    request the reference would have built, for the trees returned."""
+    shown = {p for c in chosen for p in c.allocations}
+    if truncated:
+        for anchor in sorted(set(combiner.result.anchors) & tree_roots):
+            for candidate in combiner.for_anchor(anchor):
+                shown.update(p for p in candidate.allocations
+                             if roots[p] in tree_roots)
+    return shown

@@ -3,6 +3,7 @@
 import uuid as uuidlib
 
 from placement_lite import microversion
+from placement_lite import querystring
 from placement_lite.domain import providers
 from placement_lite.handlers import query
 from placement_lite.handlers import util
@@ -56,7 +57,7 @@ def _list_filters(req):
         filters.required_traits, filters.forbidden_traits = (
             query.required_traits(req))
     if 'resources' in given:
-        filters.resources = query.resources(given['resources'])
+        filters.resources = querystring.resources(given['resources'])
     return filters
 
 

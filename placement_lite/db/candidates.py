@@ -1,0 +1,305 @@
+"""The queries behind GET /allocation_candidates.
+
+Each function is one set-based query (or two) returning plain Python
+values; the engine (``placement_lite.engine``) combines them. Filters that
+SQL does well (capacity, traits, aggregates, trees) are done here; tree
+assembly and combination are done by the engine.
+"""
+
+import collections
+import dataclasses
+
+import sqlalchemy as sa
+
+from placement_lite.db import tables
+
+rp = tables.resource_providers
+inv = tables.inventories
+alloc = tables.allocations
+rpt = tables.resource_provider_traits
+rpa = tables.resource_provider_aggregates
+aggs = tables.placement_aggregates
+traits = tables.traits
+rc = tables.resource_classes
+
+SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
+
+
+@dataclasses.dataclass(frozen=True)
+class Capacity:
+    """A provider able to serve one amount of one resource class."""
+
+    provider_id: int
+    root_id: int
+    #: int((total - reserved) * allocation_ratio), as summaries show it.
+    capacity: int
+    used: int
+    max_unit: int
+
+    @property
+    def free(self):
+        return self.capacity - self.used
+
+
+def _usage_of_class(rc_id):
+    return (sa.select(alloc.c.resource_provider_id,
+                      sa.func.sum(alloc.c.used).label('used'))
+            .where(alloc.c.resource_class_id == rc_id)
+            .group_by(alloc.c.resource_provider_id).subquery('usage'))
+
+
+def providers_with_capacity(conn, rc_id, amount, root_id=None):
+    """{provider id: Capacity} for providers that can give ``amount`` of
+    ``rc_id`` now: free capacity, min_unit, max_unit and step_size allow it.
+    With ``root_id``, only providers of that tree."""
+    usage = _usage_of_class(rc_id)
+    used = sa.func.coalesce(usage.c.used, 0)
+    query = (
+        sa.select(rp.c.id, rp.c.root_provider_id, inv.c.total,
+                  inv.c.reserved, inv.c.allocation_ratio, inv.c.max_unit,
+                  used.label('used'))
+        .select_from(
+            rp.join(inv, sa.and_(inv.c.resource_provider_id == rp.c.id,
+                                 inv.c.resource_class_id == rc_id))
+            .outerjoin(usage, usage.c.resource_provider_id == rp.c.id))
+        .where(used + amount
+               <= (inv.c.total - inv.c.reserved) * inv.c.allocation_ratio,
+               inv.c.min_unit <= amount,
+               inv.c.max_unit >= amount,
+               amount % inv.c.step_size == 0))
+    if root_id is not None:
+        query = query.where(rp.c.root_provider_id == root_id)
+    return {
+        row.id: Capacity(row.id, row.root_provider_id,
+                         int((row.total - row.reserved)
+                             * row.allocation_ratio),
+                         int(row.used), row.max_unit)
+        for row in conn.execute(query)}
+
+
+def provider_ids_with_traits(conn, required):
+    """Ids of providers having, for each set of trait ids in ``required``,
+    at least one of them."""
+    query = sa.select(rp.c.id)
+    for alternatives in required:
+        has = rpt.alias()
+        query = query.where(sa.exists().where(
+            has.c.resource_provider_id == rp.c.id,
+            has.c.trait_id.in_(sorted(alternatives))))
+    return set(conn.execute(query).scalars())
+
+
+def provider_ids_with_any_trait(conn, trait_ids):
+    if not trait_ids:
+        return set()
+    query = (sa.select(rpt.c.resource_provider_id).distinct()
+             .where(rpt.c.trait_id.in_(sorted(trait_ids))))
+    return set(conn.execute(query).scalars())
+
+
+def traits_of_providers_among(conn, trait_ids):
+    """{provider id: set of trait ids} restricted to ``trait_ids``."""
+    found = collections.defaultdict(set)
+    if not trait_ids:
+        return found
+    query = sa.select(rpt.c.resource_provider_id, rpt.c.trait_id).where(
+        rpt.c.trait_id.in_(sorted(trait_ids)))
+    for provider_id, trait_id in conn.execute(query):
+        found[provider_id].add(trait_id)
+    return found
+
+
+def aggregate_ids(conn, uuids):
+    """{uuid: id} for the aggregates among ``uuids`` that exist."""
+    if not uuids:
+        return {}
+    query = sa.select(aggs.c.uuid, aggs.c.id).where(
+        aggs.c.uuid.in_(sorted(uuids)))
+    return {uuid: id_ for uuid, id_ in conn.execute(query)}
+
+
+def provider_ids_in_aggregates(conn, member_of):
+    """Ids of providers that are, for each set of aggregate uuids in
+    ``member_of``, in at least one of them."""
+    known = aggregate_ids(conn, set().union(*member_of))
+    query = sa.select(rp.c.id)
+    for alternatives in member_of:
+        ids = sorted(known[uuid] for uuid in alternatives if uuid in known)
+        if not ids:
+            return set()
+        member = rpa.alias()
+        query = query.where(sa.exists().where(
+            member.c.resource_provider_id == rp.c.id,
+            member.c.aggregate_id.in_(ids)))
+    return set(conn.execute(query).scalars())
+
+
+def provider_ids_in_any_aggregate(conn, uuids):
+    known = aggregate_ids(conn, uuids)
+    if not known:
+        return set()
+    query = (sa.select(rpa.c.resource_provider_id).distinct()
+             .where(rpa.c.aggregate_id.in_(sorted(known.values()))))
+    return set(conn.execute(query).scalars())
+
+
+def sharing_provider_ids(conn):
+    """Providers that share their inventory with their aggregates."""
+    query = (sa.select(rpt.c.resource_provider_id)
+             .select_from(rpt.join(traits, traits.c.id == rpt.c.trait_id))
+             .where(traits.c.name == SHARING_TRAIT))
+    return set(conn.execute(query).scalars())
+
+
+def anchors_for_sharing(conn, sharing_ids):
+    """{sharing provider id: root ids of the trees it serves}: the roots of
+    every provider sharing an aggregate with it (its own root included when
+    it is in any aggregate)."""
+    anchors = collections.defaultdict(set)
+    if not sharing_ids:
+        return anchors
+    mine = rpa.alias('mine')
+    theirs = rpa.alias('theirs')
+    query = (
+        sa.select(mine.c.resource_provider_id, rp.c.root_provider_id)
+        .distinct()
+        .select_from(
+            mine.join(theirs, theirs.c.aggregate_id == mine.c.aggregate_id)
+            .join(rp, rp.c.id == theirs.c.resource_provider_id))
+        .where(mine.c.resource_provider_id.in_(sorted(sharing_ids))))
+    for sharing_id, root_id in conn.execute(query):
+        anchors[sharing_id].add(root_id)
+    return anchors
+
+
+def roots_with_traits(conn, required_ids, forbidden_ids):
+    """Ids of root providers having all ``required_ids`` and none of
+    ``forbidden_ids``."""
+    query = sa.select(rp.c.id).where(rp.c.parent_provider_id.is_(None))
+    for trait_id in sorted(required_ids):
+        has = rpt.alias()
+        query = query.where(sa.exists().where(
+            has.c.resource_provider_id == rp.c.id, has.c.trait_id == trait_id))
+    if forbidden_ids:
+        query = query.where(~sa.exists().where(
+            rpt.c.resource_provider_id == rp.c.id,
+            rpt.c.trait_id.in_(sorted(forbidden_ids))))
+    return set(conn.execute(query).scalars())
+
+
+def tree_of(conn, uuid):
+    """(provider id, root id) for the provider ``uuid``, or None."""
+    row = conn.execute(sa.select(rp.c.id, rp.c.root_provider_id)
+                       .where(rp.c.uuid == uuid)).first()
+    return tuple(row) if row else None
+
+
+def has_provider_trees(conn):
+    """Whether any provider has a parent (the reference's switch for the
+    legacy, tree-unaware microversions)."""
+    query = sa.select(rp.c.id).where(
+        rp.c.parent_provider_id.isnot(None)).limit(1)
+    return conn.execute(query).first() is not None
+
+
+def providers_except(conn, excluded_ids):
+    """{id: root id} of every provider not in ``excluded_ids``."""
+    query = sa.select(rp.c.id, rp.c.root_provider_id)
+    rows = conn.execute(query)
+    return {id_: root for id_, root in rows if id_ not in excluded_ids}
+
+
+def roots_of(conn, provider_ids):
+    """{provider id: root id} for ``provider_ids``."""
+    if not provider_ids:
+        return {}
+    query = sa.select(rp.c.id, rp.c.root_provider_id).where(
+        rp.c.id.in_(sorted(provider_ids)))
+    return dict(conn.execute(query).all())
+
+
+@dataclasses.dataclass
+class TreeProvider:
+    """One provider of a tree, as provider summaries show it."""
+
+    id: int
+    uuid: str
+    parent_id: int
+    root_id: int
+    parent_uuid: str = None
+    root_uuid: str = None
+    #: {resource class id: (capacity, used)}
+    resources: dict = dataclasses.field(default_factory=dict)
+    trait_names: list = dataclasses.field(default_factory=list)
+
+
+def providers_of_trees(conn, root_ids):
+    """{provider id: TreeProvider} for every provider of the trees rooted
+    at ``root_ids``, with inventories, usage and traits."""
+    if not root_ids:
+        return {}
+    roots = sa.bindparam('roots', sorted(root_ids), expanding=True)
+    providers = {}
+    query = sa.select(rp.c.id, rp.c.uuid, rp.c.parent_provider_id,
+                      rp.c.root_provider_id).where(
+        rp.c.root_provider_id.in_(roots))
+    for row in conn.execute(query):
+        providers[row.id] = TreeProvider(row.id, row.uuid,
+                                         row.parent_provider_id,
+                                         row.root_provider_id)
+    for provider in providers.values():
+        parent = providers.get(provider.parent_id)
+        provider.parent_uuid = parent.uuid if parent else None
+        provider.root_uuid = providers[provider.root_id].uuid
+
+    in_trees = rp.alias('in_trees')
+    usage = (
+        sa.select(alloc.c.resource_provider_id, alloc.c.resource_class_id,
+                  sa.func.sum(alloc.c.used).label('used'))
+        .select_from(alloc.join(
+            in_trees, in_trees.c.id == alloc.c.resource_provider_id))
+        .where(in_trees.c.root_provider_id.in_(roots))
+        .group_by(alloc.c.resource_provider_id, alloc.c.resource_class_id)
+        .subquery('usage'))
+    query = (
+        sa.select(inv.c.resource_provider_id, inv.c.resource_class_id,
+                  inv.c.total, inv.c.reserved, inv.c.allocation_ratio,
+                  sa.func.coalesce(usage.c.used, 0).label('used'))
+        .select_from(
+            inv.join(rp, rp.c.id == inv.c.resource_provider_id)
+            .outerjoin(usage, sa.and_(
+                usage.c.resource_provider_id == inv.c.resource_provider_id,
+                usage.c.resource_class_id == inv.c.resource_class_id)))
+        .where(rp.c.root_provider_id.in_(roots)))
+    for row in conn.execute(query):
+        capacity = int((row.total - row.reserved) * row.allocation_ratio)
+        providers[row.resource_provider_id].resources[
+            row.resource_class_id] = (capacity, int(row.used))
+
+    query = (
+        sa.select(rpt.c.resource_provider_id, traits.c.name)
+        .select_from(rpt.join(traits, traits.c.id == rpt.c.trait_id)
+                     .join(rp, rp.c.id == rpt.c.resource_provider_id))
+        .where(rp.c.root_provider_id.in_(roots)))
+    for provider_id, name in conn.execute(query):
+        providers[provider_id].trait_names.append(name)
+    for provider in providers.values():
+        provider.trait_names.sort()
+    return providers
+
+
+def parents_in_trees(conn, root_ids):
+    """{provider id: parent id} for every provider of the given trees."""
+    if not root_ids:
+        return {}
+    query = sa.select(rp.c.id, rp.c.parent_provider_id).where(
+        rp.c.root_provider_id.in_(sorted(root_ids)))
+    return dict(conn.execute(query).all())
+
+
+def provider_uuids(conn, provider_ids):
+    if not provider_ids:
+        return {}
+    query = sa.select(rp.c.id, rp.c.uuid).where(
+        rp.c.id.in_(sorted(provider_ids)))
+    return dict(conn.execute(query).all())

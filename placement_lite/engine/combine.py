@@ -1,0 +1,288 @@
+"""Phase two of the engine: allocation requests, generated lazily.
+
+Under one anchor every group offers a list of choices (see ``search``);
+an allocation request picks one choice per *slot* (one slot per suffixed
+group, one per resource class of the unsuffixed group) so that:
+
+* summed amounts per provider and class stay within free capacity and
+  max_unit (each amount is counted once per request);
+* with ``group_policy=isolate`` suffixed groups use distinct providers;
+* the providers picked for the unsuffixed group together have its
+  required traits;
+* each ``same_subtree`` set of groups lies under one of its providers;
+* before 1.29 (tree-unaware), no two providers of one tree give resources.
+
+The search is a depth-first walk over the slots that checks each
+constraint as soon as the slots it depends on are filled, so a dead branch
+is cut at once and the walk only costs what the caller consumes: taking
+the first N requests does about N requests' worth of work.
+
+Order (documented in api-ref/allocation_candidates.md): anchors by
+ascending internal id (creation order); within an anchor, slots in query
+order (the unsuffixed group first, one slot per class in query order),
+choices by ascending provider id, the last slot varying fastest.
+``depth-first`` exhausts an anchor before the next; ``breadth-first``
+takes one request from each anchor in turn.
+"""
+
+import collections
+import dataclasses
+import itertools
+
+
+@dataclasses.dataclass
+class Candidate:
+    anchor: int
+    #: {provider id: {rc id: amount}}
+    allocations: dict
+    #: {suffix: [provider ids]}
+    mappings: dict
+
+
+@dataclasses.dataclass
+class _Slot:
+    suffix: str
+    amounts: dict
+    options: list
+
+
+class Combiner:
+    """Generates the allocation requests of a search result."""
+
+    def __init__(self, result, request, parents=None, nested_aware=True,
+                 shuffle=None):
+        """``parents(root_ids)`` returns {provider id: parent id} for those
+        trees (needed for same_subtree); ``shuffle``, when given, is
+        applied to anchors and choices (randomized candidates)."""
+        self.result = result
+        self.isolate = request.group_policy == 'isolate'
+        self.same_subtrees = [set(s) for s in request.same_subtrees]
+        self.nested_aware = nested_aware
+        self.shuffle = shuffle
+        self._parents_of_trees = parents
+        self._parents = {}
+        self._loaded_trees = set()
+        #: Requests made only of sharing providers already produced.
+        self.seen = set()
+        #: how many choices were tried: lets tests prove work is bounded.
+        self.steps = 0
+
+    def anchors(self):
+        anchors = list(self.result.anchors)
+        if self.shuffle:
+            self.shuffle(anchors)
+        return anchors
+
+    def generate(self, strategy='depth-first'):
+        anchors = self.anchors()
+        if strategy == 'breadth-first':
+            return _round_robin(self.for_anchor(a) for a in anchors)
+        return itertools.chain.from_iterable(
+            self.for_anchor(a) for a in anchors)
+
+    def _slots(self, anchor):
+        slots = []
+        for group in self.result.groups:
+            choices = group.by_anchor[anchor]
+            if group.spread:
+                for rc_id, amount in group.amounts.items():
+                    slots.append(_Slot('', {rc_id: amount},
+                                       list(choices[rc_id])))
+            else:
+                slots.append(_Slot(group.suffix, group.amounts,
+                                   list(choices)))
+        if self.shuffle:
+            for slot in slots:
+                self.shuffle(slot.options)
+        return slots
+
+    def _enough_in_tree(self, slots):
+        """Cheap necessary test: for each class asked by several slots, the
+        distinct providers offering it have enough free capacity in all."""
+        asked = collections.Counter()
+        offered = collections.defaultdict(set)
+        for slot in slots:
+            for rc_id, amount in slot.amounts.items():
+                asked[rc_id] += amount
+                offered[rc_id].update(slot.options)
+        capacities = self.result.capacities
+        for rc_id, total in asked.items():
+            free = sum(capacities[(p, rc_id)].free for p in offered[rc_id])
+            if free < total:
+                return False
+        return True
+
+    def _ensure_parents(self, slots):
+        roots = self.result.roots
+        needed = {roots[p] for slot in slots for p in slot.options}
+        missing = needed - self._loaded_trees
+        if missing:
+            self._parents.update(self._parents_of_trees(missing))
+            self._loaded_trees |= missing
+
+    def for_anchor(self, anchor):
+        """Lazily yield every allocation request under ``anchor``."""
+        slots = self._slots(anchor)
+        if not self._enough_in_tree(slots):
+            return
+        if self.same_subtrees:
+            self._ensure_parents(slots)
+        yield from _Walk(self, anchor, slots).run()
+
+    def in_same_subtree(self, providers):
+        """True when one of ``providers`` is an ancestor (or self) of all."""
+        if len(providers) == 1:
+            return True
+        lineages = [self._lineage(p) for p in providers]
+        common = set.intersection(*lineages)
+        return bool(common & set(providers))
+
+    def _lineage(self, provider_id):
+        lineage = set()
+        while provider_id is not None:
+            lineage.add(provider_id)
+            provider_id = self._parents.get(provider_id)
+        return lineage
+
+
+class _Walk:
+    """The depth-first walk over the slots of one anchor."""
+
+    def __init__(self, combiner, anchor, slots):
+        self.combiner = combiner
+        self.anchor = anchor
+        self.slots = slots
+        result = combiner.result
+        self.capacities = result.capacities
+        self.roots = result.roots
+        self.sharing = result.sharing
+        self.spread_group = next((g for g in result.groups if g.spread), None)
+        spread_slots = [i for i, s in enumerate(slots) if not s.suffix]
+        self.spread_done_at = spread_slots[-1] if spread_slots else None
+        suffix_slot = {s.suffix: i for i, s in enumerate(slots) if s.suffix}
+        self.subtrees_done_at = collections.defaultdict(list)
+        for suffixes in combiner.same_subtrees:
+            last = max(suffix_slot[s] for s in suffixes)
+            self.subtrees_done_at[last].append(sorted(suffixes))
+        self.usage = collections.Counter()
+        self.chosen = [None] * len(slots)
+        self.isolated = set()
+        self.tree_owner = {}
+        self.seen = combiner.seen
+
+    def run(self):
+        yield from self._fill(0)
+
+    def _fill(self, index):
+        if index == len(self.slots):
+            candidate = self._candidate()
+            if candidate is not None:
+                yield candidate
+            return
+        slot = self.slots[index]
+        for provider in slot.options:
+            self.combiner.steps += 1
+            if not self._take(slot, provider):
+                continue
+            self.chosen[index] = provider
+            if self._consistent(index):
+                yield from self._fill(index + 1)
+            self.chosen[index] = None
+            self._release(slot, provider)
+
+    def _take(self, slot, provider):
+        capacities = self.capacities
+        for rc_id, amount in slot.amounts.items():
+            total = self.usage[(provider, rc_id)] + amount
+            capacity = capacities[(provider, rc_id)]
+            if total > capacity.free or total > capacity.max_unit:
+                return False
+        if slot.suffix and self.combiner.isolate:
+            if provider in self.isolated:
+                return False
+        if slot.amounts and not self.combiner.nested_aware:
+            owner = self.tree_owner.get(self.roots[provider])
+            if owner is not None and owner[0] != provider:
+                return False
+        for rc_id, amount in slot.amounts.items():
+            self.usage[(provider, rc_id)] += amount
+        if slot.suffix and self.combiner.isolate:
+            self.isolated.add(provider)
+        if slot.amounts and not self.combiner.nested_aware:
+            root = self.roots[provider]
+            owner = self.tree_owner.get(root)
+            self.tree_owner[root] = (provider, owner[1] + 1 if owner else 1)
+        return True
+
+    def _release(self, slot, provider):
+        for rc_id, amount in slot.amounts.items():
+            key = (provider, rc_id)
+            self.usage[key] -= amount
+            if not self.usage[key]:
+                del self.usage[key]
+        if slot.suffix and self.combiner.isolate:
+            self.isolated.discard(provider)
+        if slot.amounts and not self.combiner.nested_aware:
+            root = self.roots[provider]
+            owner = self.tree_owner[root]
+            if owner[1] == 1:
+                del self.tree_owner[root]
+            else:
+                self.tree_owner[root] = (provider, owner[1] - 1)
+
+    def _consistent(self, index):
+        if index == self.spread_done_at and self.spread_group.required_trait_ids:
+            owners = self.spread_group.trait_owners
+            offered = set()
+            for slot, provider in zip(self.slots, self.chosen):
+                if not slot.suffix:
+                    offered |= owners.get(provider, set())
+            if not all(alternatives & offered for alternatives
+                       in self.spread_group.required_trait_ids):
+                return False
+        for suffixes in self.subtrees_done_at.get(index, ()):
+            providers = {provider for slot, provider
+                         in zip(self.slots, self.chosen)
+                         if slot.suffix in suffixes}
+            if not self.combiner.in_same_subtree(providers):
+                return False
+        return True
+
+    def _candidate(self):
+        allocations = collections.defaultdict(dict)
+        for (provider, rc_id), amount in self.usage.items():
+            allocations[provider][rc_id] = amount
+        mappings = collections.defaultdict(set)
+        for slot, provider in zip(self.slots, self.chosen):
+            mappings[slot.suffix].add(provider)
+        involved = set(allocations).union(*mappings.values())
+        if involved <= self.sharing:
+            # Only requests made of sharing providers alone can be built
+            # under several anchors; keep the first.
+            key = (frozenset((p, rc, a) for p, classes in allocations.items()
+                             for rc, a in classes.items()),
+                   frozenset((s, frozenset(ps)) for s, ps in mappings.items()))
+            if key in self.seen:
+                return None
+            self.seen.add(key)
+        return Candidate(self.anchor, dict(allocations),
+                         {s: sorted(ps) for s, ps in mappings.items()})
+
+
+def _round_robin(generators):
+    """One item from each generator in turn, starting each lazily."""
+    live = collections.deque()
+    for generator in generators:
+        item = next(generator, _DONE)
+        if item is not _DONE:
+            yield item
+            live.append(generator)
+    while live:
+        generator = live.popleft()
+        item = next(generator, _DONE)
+        if item is not _DONE:
+            yield item
+            live.append(generator)
+
+
+_DONE = object()

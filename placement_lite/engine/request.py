@@ -1,0 +1,268 @@
+"""Parsing a GET /allocation_candidates query into request groups.
+
+:func:`parse_query` is a pure function of the query pairs and the
+microversion: it knows nothing of HTTP or the database. Callers that want to
+add groups (device profiles, for example) can add their own
+``resources<suffix>=...`` pairs before calling it; every group, however it
+was written, then goes through the same checks.
+
+The answers to malformed input (status, message, error code) are those of
+the reference service, in the same order of precedence: request-wide
+parameters first, then each query pair in order, then the checks over the
+whole set of groups.
+"""
+
+import dataclasses
+import re
+
+from placement_lite import errors
+from placement_lite import querystring
+
+GROUP_PREFIXES = ('resources', 'required', 'member_of', 'in_tree')
+NUMBERED_SUFFIX = r'[1-9][0-9]*'
+NAMED_SUFFIX = r'[a-zA-Z0-9_-]{1,64}'
+
+
+def group_key_pattern(version):
+    """The regex for a group key (``resources``, ``required_NIC``, ...)."""
+    suffix = NAMED_SUFFIX if version >= (1, 33) else NUMBERED_SUFFIX
+    return re.compile(r'^(%s)(%s)?$' % ('|'.join(GROUP_PREFIXES), suffix))
+
+
+@dataclasses.dataclass
+class RequestGroup:
+    """What one group asks for.
+
+    The unsuffixed group (suffix ``''``) may be served by several providers
+    of one tree plus sharing providers; every suffixed group is served by
+    exactly one provider.
+    """
+
+    suffix: str = ''
+    #: {resource class name: amount}, in query order.
+    resources: dict = dataclasses.field(default_factory=dict)
+    #: A list of sets of trait names: all sets must match, any trait of a set.
+    required_traits: list = dataclasses.field(default_factory=list)
+    forbidden_traits: set = dataclasses.field(default_factory=set)
+    #: A list of sets of aggregate uuids: all sets must match, any of a set.
+    member_of: list = dataclasses.field(default_factory=list)
+    forbidden_aggregates: set = dataclasses.field(default_factory=set)
+    in_tree: str = None
+
+    @property
+    def use_same_provider(self):
+        return bool(self.suffix)
+
+
+@dataclasses.dataclass
+class CandidateRequest:
+    """The whole request: its groups (by suffix, in query order) and the
+    parameters that apply to all of them."""
+
+    groups: dict
+    limit: int = None
+    group_policy: str = None
+    root_required: set = dataclasses.field(default_factory=set)
+    root_forbidden: set = dataclasses.field(default_factory=set)
+    #: A list of sets of suffixes.
+    same_subtrees: list = dataclasses.field(default_factory=list)
+
+    @property
+    def requested_resource_classes(self):
+        return {rc for group in self.groups.values() for rc in group.resources}
+
+
+def _values(pairs, key):
+    return [value for name, value in pairs if name == key]
+
+
+def parse_query(pairs, version):
+    """A :class:`CandidateRequest` from the query ``pairs`` at ``version``
+    (a ``(major, minor)`` tuple); raises ``errors.BadRequest``.
+
+    The query must already have passed the schema for ``version``.
+    """
+    request = CandidateRequest(groups={})
+    _parse_request_wide(request, pairs)
+    request.groups = _parse_groups(pairs, version)
+    if version >= (1, 36):
+        _check_resourceless_groups(request)
+    else:
+        _check_orphans(request.groups)
+    if version >= (1, 22):
+        _check_trait_conflicts(request.groups)
+    _check_group_policy(request)
+    return request
+
+
+def _parse_request_wide(request, pairs):
+    limits = _values(pairs, 'limit')
+    if limits:
+        request.limit = _positive_int(limits[0])
+    policies = _values(pairs, 'group_policy')
+    if policies:
+        request.group_policy = policies[0]
+    root_required = _values(pairs, 'root_required')
+    if len(root_required) > 1:
+        raise errors.BadRequest(
+            "Query parameter 'root_required' may be specified only once.",
+            code=errors.ILLEGAL_DUPLICATE_QUERYPARAM)
+    if root_required:
+        # root_required knows no 'in:' alternatives.
+        required, forbidden = querystring.parse_traits(
+            root_required[0], True, False)
+        request.root_required = {name for names in required for name in names}
+        request.root_forbidden = forbidden
+        conflicts = request.root_required & forbidden
+        if conflicts:
+            raise errors.BadRequest(
+                'Conflicting required and forbidden traits found in '
+                'root_required: %s' % ', '.join(sorted(conflicts)),
+                code=errors.QUERYPARAM_BAD_VALUE)
+    for value in _values(pairs, 'same_subtree'):
+        suffixes = {part.strip() for part in value.split(',')}
+        if '' in suffixes:
+            raise errors.BadRequest(
+                'Empty string (unsuffixed group) can not be specified in '
+                '`same_subtree` ', code=errors.QUERYPARAM_BAD_VALUE)
+        request.same_subtrees.append(suffixes)
+
+
+def _positive_int(value):
+    """The schema already checked the last ``limit``; an earlier one may
+    still be anything."""
+    if not re.match(r'^[1-9][0-9]*$', value):
+        raise errors.BadRequest(
+            "Invalid query string parameters: 'limit' must be a positive "
+            "integer. Got: %s" % value)
+    return int(value)
+
+
+def _parse_groups(pairs, version):
+    pattern = group_key_pattern(version)
+    groups = {}
+    for key, value in pairs:
+        match = pattern.match(key)
+        if not match:
+            continue
+        prefix, suffix = match.groups()
+        suffix = suffix or ''
+        group = groups.setdefault(suffix, RequestGroup(suffix=suffix))
+        if prefix == 'resources':
+            group.resources = querystring.resources(value)
+        elif prefix == 'required':
+            group.required_traits, group.forbidden_traits = (
+                _group_traits(pairs, key, version))
+        elif prefix == 'member_of':
+            group.member_of, group.forbidden_aggregates = (
+                _group_aggregates(pairs, suffix, version))
+        else:
+            group.in_tree = querystring.in_tree(value)
+    return groups
+
+
+def _group_traits(pairs, key, version):
+    values = _values(pairs, key)
+    if version < (1, 39):
+        # Before any-traits, only the last of repeated values counts.
+        values = values[-1:]
+    required, forbidden = [], set()
+    for value in values:
+        more_required, more_forbidden = querystring.parse_traits(
+            value, version >= (1, 22), version >= (1, 39))
+        required += more_required
+        forbidden |= more_forbidden
+    return required, forbidden
+
+
+def _group_aggregates(pairs, suffix, version):
+    key = 'member_of' + suffix
+    values = _values(pairs, key)
+    if version < (1, 24) and len(values) > 1:
+        raise errors.BadRequest(
+            'Multiple member_of%s parameters are not supported' % suffix)
+    required, forbidden = [], set()
+    for value in values:
+        any_of, none_of = querystring.member_of_value(value)
+        if any_of:
+            required.append(any_of)
+        if none_of:
+            if version < (1, 32):
+                raise errors.BadRequest(
+                    'Forbidden member_of%s parameters are not supported in '
+                    'the specified microversion' % suffix)
+            forbidden |= none_of
+    return required, forbidden
+
+
+def _check_resourceless_groups(request):
+    """From 1.36 a group may have no resources if same_subtree names it."""
+    groups = request.groups
+    resourceless = [suffix for suffix, group in groups.items()
+                    if not group.resources]
+    if len(resourceless) == len(groups):
+        raise errors.BadRequest(
+            'There must be at least one resources or resources[$S] '
+            'parameter.', code=errors.QUERYPARAM_MISSING_VALUE)
+    in_subtrees = set().union(*request.same_subtrees)
+    unnamed = [suffix for suffix in resourceless if suffix not in in_subtrees]
+    if unnamed:
+        raise errors.BadRequest(
+            'Resourceless suffixed group request should be specified in '
+            '`same_subtree` query param: bad group(s) - %s.' % unnamed,
+            code=errors.QUERYPARAM_BAD_VALUE)
+    unknown = [suffix for suffix in sorted(in_subtrees) if suffix not in groups]
+    if unknown:
+        raise errors.BadRequest(
+            'Real suffixes should be specified in `same_subtree`: %s not '
+            'found in %s.' % (unknown, list(groups)),
+            code=errors.QUERYPARAM_BAD_VALUE)
+
+
+def _check_orphans(groups):
+    """Before 1.36 every group needs resources."""
+    orphans = ['required' + suffix for suffix, group in groups.items()
+               if group.required_traits and not group.resources]
+    if orphans:
+        raise errors.BadRequest(
+            'All traits parameters must be associated with resources.  '
+            'Found the following orphaned traits keys: %s'
+            % ', '.join(orphans))
+    orphans = ['member_of' + suffix for suffix, group in groups.items()
+               if not group.resources
+               and (group.member_of or group.forbidden_aggregates)]
+    if orphans:
+        raise errors.BadRequest(
+            'All member_of parameters must be associated with resources. '
+            'Found the following orphaned member_of keys: %s'
+            % ', '.join(orphans))
+    if not all(group.resources for group in groups.values()):
+        raise errors.BadRequest('All request groups must specify resources.')
+    if not groups:
+        raise errors.BadRequest(
+            'At least one request group (`resources` or `resources{$S}`) is '
+            'required.')
+
+
+def _check_trait_conflicts(groups):
+    conflicts = []
+    for suffix, group in groups.items():
+        for alternatives in group.required_traits:
+            if alternatives <= group.forbidden_traits:
+                conflicts.append('required%s: (%s)' % (
+                    suffix, ', '.join(sorted(alternatives))))
+    if conflicts:
+        raise errors.BadRequest(
+            'Conflicting required and forbidden traits found in the '
+            'following traits keys: %s' % ', '.join(sorted(conflicts)))
+
+
+def _check_group_policy(request):
+    """The reference still insists on group_policy with several suffixed
+    groups."""
+    suffixed = [group for group in request.groups.values()
+                if group.use_same_provider]
+    if request.group_policy is None and len(suffixed) > 1:
+        raise errors.BadRequest(
+            'The "group_policy" parameter is required when specifying more '
+            'than one "resources{N}" parameter.')

@@ -1,0 +1,283 @@
+"""Phase one of the engine: which providers can serve each request group,
+and under which anchor (the root of the tree an allocation request is built
+around).
+
+Each group is searched with a few set-based queries (``db.candidates``).
+The result is, per group, the providers that may serve it under each
+anchor; nothing here combines groups.
+
+Rules, as the reference applies them:
+
+* A suffixed group is served by one provider that has capacity for all of
+  its resources, has its required traits, lacks its forbidden ones, and is
+  itself in its aggregates. Its anchor is the provider's root; a sharing
+  provider (trait MISC_SHARES_VIA_AGGREGATE) also serves, as the same
+  option, every tree it shares an aggregate with.
+* The unsuffixed group takes each resource class from any provider of the
+  anchor's tree, or from a sharing provider serving that tree (not with
+  ``in_tree``). Aggregates on the root span the whole tree. Its required
+  traits are met by the chosen providers together (checked when combining).
+* A resourceless suffixed group (1.36) is served by any provider matching
+  its traits and aggregates; with neither, by none.
+* ``root_required`` keeps only anchors whose root has/lacks those traits.
+"""
+
+import dataclasses
+
+from placement_lite import errors
+from placement_lite.db import candidates as db
+from placement_lite.db import lookups
+
+
+class NoCandidates(Exception):
+    """Some group cannot be served at all: the answer is empty."""
+
+
+@dataclasses.dataclass
+class GroupChoices:
+    """Who can serve one group, by anchor root id.
+
+    For a suffixed group ``by_anchor[anchor]`` is a list of provider ids
+    (each serves the whole group); for the unsuffixed group it is a dict
+    {rc id: [provider ids]}, one provider to be picked per class.
+    """
+
+    suffix: str
+    #: {rc id: amount}, in the group's order.
+    amounts: dict
+    by_anchor: dict
+    required_trait_ids: list = dataclasses.field(default_factory=list)
+    #: {provider id: its trait ids among the required ones} (spread group).
+    trait_owners: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def spread(self):
+        return not self.suffix
+
+
+@dataclasses.dataclass
+class SearchResult:
+    groups: list
+    #: {(provider id, rc id): db.Capacity}
+    capacities: dict
+    #: {provider id: root id} for every provider that may be chosen.
+    roots: dict
+    sharing: set
+    #: {rc id: name} for every requested class.
+    class_names: dict
+    #: Anchors (root ids) under which every group can be served.
+    anchors: list
+
+
+def search(conn, request):
+    """Search every group of ``request``; raises NoCandidates when one
+    cannot be served (later groups are then not looked at, as in the
+    reference, so their unknown names go unnoticed)."""
+    allowed_anchors = _allowed_anchors(conn, request)
+    sharing = db.sharing_provider_ids(conn)
+    anchors_of_sharing = {}
+    capacities = {}
+    roots = {}
+    class_names = {}
+    groups = []
+    for group in request.groups.values():
+        searcher = _GroupSearch(conn, group, allowed_anchors, sharing,
+                                anchors_of_sharing)
+        choices = searcher.run()
+        if not choices.by_anchor:
+            raise NoCandidates()
+        groups.append(choices)
+        capacities.update(searcher.capacities)
+        roots.update(searcher.roots)
+        class_names.update(searcher.class_names)
+    anchors = set.intersection(*(set(g.by_anchor) for g in groups))
+    return SearchResult(groups, capacities, roots, sharing, class_names,
+                        sorted(anchors))
+
+
+def _allowed_anchors(conn, request):
+    """Root ids allowed by root_required, or None when not filtering."""
+    if not (request.root_required or request.root_forbidden):
+        return None
+    required = _trait_ids(conn, request.root_required)
+    forbidden = _trait_ids(conn, request.root_forbidden)
+    roots = db.roots_with_traits(conn, required, forbidden)
+    if not roots:
+        raise NoCandidates()
+    return roots
+
+
+def _trait_ids(conn, names):
+    found = lookups.trait_ids(conn, names)
+    for name in sorted(names):
+        if name not in found:
+            raise errors.BadRequest('No such trait(s): %s.' % name)
+    return set(found.values())
+
+
+class _GroupSearch:
+    def __init__(self, conn, group, allowed_anchors, sharing,
+                 anchors_of_sharing):
+        self.conn = conn
+        self.group = group
+        self.allowed_anchors = allowed_anchors
+        self.sharing = sharing
+        self._anchors_of_sharing = anchors_of_sharing
+        self.capacities = {}
+        self.roots = {}
+        self.class_names = {}
+
+    def run(self):
+        """The reference's order: classes, aggregates, traits, tree,
+        capacity; an unknown name is a 400, an unmatched filter is empty."""
+        group = self.group
+        conn = self.conn
+        amounts = self._class_amounts()
+        in_aggregates = None
+        if group.member_of:
+            in_aggregates = db.provider_ids_in_aggregates(conn,
+                                                          group.member_of)
+            if not in_aggregates:
+                raise NoCandidates()
+        required = [_trait_ids(conn, alternatives)
+                    for alternatives in group.required_traits]
+        forbidden = _trait_ids(conn, group.forbidden_traits)
+        tree_root = None
+        if group.in_tree:
+            found = db.tree_of(conn, group.in_tree)
+            if found is None:
+                raise NoCandidates()
+            tree_root = found[1]
+        by_class = {}
+        for rc_id, amount in amounts.items():
+            capable = db.providers_with_capacity(conn, rc_id, amount,
+                                                 tree_root)
+            if not capable:
+                raise NoCandidates()
+            by_class[rc_id] = capable
+            for provider_id, capacity in capable.items():
+                self.capacities[(provider_id, rc_id)] = capacity
+                self.roots[provider_id] = capacity.root_id
+        bad_aggregates = (
+            db.provider_ids_in_any_aggregate(conn, group.forbidden_aggregates)
+            if group.forbidden_aggregates else set())
+        bad_traits = db.provider_ids_with_any_trait(conn, forbidden)
+        if group.use_same_provider:
+            return GroupChoices(group.suffix, amounts,
+                                self._single_provider_choices(
+                                    amounts, by_class, required,
+                                    in_aggregates,
+                                    bad_aggregates | bad_traits))
+        trait_owners = (db.traits_of_providers_among(
+            conn, set().union(*required)) if required else {})
+        by_anchor = self._spread_choices(
+            amounts, by_class, required, trait_owners, in_aggregates,
+            bad_aggregates, bad_traits, tree_root)
+        return GroupChoices(group.suffix, amounts, by_anchor, required,
+                            trait_owners)
+
+    def _class_amounts(self):
+        names = self.group.resources
+        found = lookups.resource_class_ids(self.conn, names)
+        amounts = {}
+        for name, amount in names.items():
+            if name not in found:
+                raise errors.BadRequest(
+                    'Invalid resource class in resources parameter: No such '
+                    'resource class %s.' % name)
+            amounts[found[name]] = amount
+            self.class_names[found[name]] = name
+        return amounts
+
+    def _anchor_allowed(self, root_id):
+        return self.allowed_anchors is None or root_id in self.allowed_anchors
+
+    def _sharing_anchors(self, provider_ids):
+        """{sharing provider id: anchors}, queried once per provider."""
+        missing = [p for p in provider_ids
+                   if p not in self._anchors_of_sharing]
+        if missing:
+            found = db.anchors_for_sharing(self.conn, missing)
+            for provider_id in missing:
+                self._anchors_of_sharing[provider_id] = found.get(
+                    provider_id, set())
+        return {p: self._anchors_of_sharing[p] for p in provider_ids}
+
+    def _single_provider_choices(self, amounts, by_class, required,
+                                 in_aggregates, excluded):
+        conn = self.conn
+        if amounts:
+            providers = set.intersection(*(set(c) for c in by_class.values()))
+        elif required or in_aggregates is not None:
+            providers = None
+        else:
+            return {}
+        if required:
+            with_traits = db.provider_ids_with_traits(conn, required)
+            providers = (with_traits if providers is None
+                         else providers & with_traits)
+        if in_aggregates is not None:
+            providers = (set(in_aggregates) if providers is None
+                         else providers & in_aggregates)
+        providers -= excluded
+        if not amounts:
+            self.roots.update(db.roots_of(conn, providers))
+        by_anchor = {}
+        sharing_here = self._sharing_anchors(
+            sorted(providers & self.sharing))
+        for provider_id in sorted(providers):
+            root_id = self.roots[provider_id]
+            anchors = {root_id} | sharing_here.get(provider_id, set())
+            for anchor in anchors:
+                if self._anchor_allowed(anchor):
+                    by_anchor.setdefault(anchor, []).append(provider_id)
+        return by_anchor
+
+    def _spread_choices(self, amounts, by_class, required, trait_owners,
+                        in_aggregates, bad_aggregates, bad_traits, tree_root):
+        per_class = []
+        for rc_id in amounts:
+            capable = by_class[rc_id]
+            pairs = {(provider_id, capacity.root_id)
+                     for provider_id, capacity in capable.items()}
+            if tree_root is None:
+                shared = set(capable) & self.sharing
+                if in_aggregates is not None:
+                    shared &= in_aggregates
+                for provider_id, anchors in self._sharing_anchors(
+                        sorted(shared)).items():
+                    pairs.update((provider_id, anchor) for anchor in anchors)
+            pairs = {(p, anchor) for p, anchor in pairs
+                     if self._anchor_allowed(anchor)}
+            if in_aggregates is not None:
+                pairs = {(p, anchor) for p, anchor in pairs
+                         if p in in_aggregates or anchor in in_aggregates}
+            if bad_aggregates:
+                pairs = {(p, anchor) for p, anchor in pairs
+                         if p not in bad_aggregates
+                         and anchor not in bad_aggregates}
+            per_class.append((rc_id, pairs))
+        common = set.intersection(*({anchor for _p, anchor in pairs}
+                                    for _rc, pairs in per_class))
+        by_anchor = {}
+        for rc_id, pairs in per_class:
+            for provider_id, anchor in sorted(pairs):
+                if anchor in common and provider_id not in bad_traits:
+                    by_anchor.setdefault(anchor, {}).setdefault(
+                        rc_id, []).append(provider_id)
+        # A tree where some class is left with only forbidden providers,
+        # or whose chosen providers together could never have the
+        # required traits, cannot serve the group.
+        viable = {}
+        for anchor, choices in by_anchor.items():
+            if len(choices) != len(amounts):
+                continue
+            if required:
+                offered = set().union(*(
+                    trait_owners.get(p, set())
+                    for providers in choices.values() for p in providers))
+                if not all(alternatives & offered
+                           for alternatives in required):
+                    continue
+            viable[anchor] = choices
+        return viable

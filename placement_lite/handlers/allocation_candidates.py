@@ -1,0 +1,75 @@
+"""GET /allocation_candidates (from 1.10): where could this request go?"""
+
+from placement_lite import engine
+from placement_lite import microversion
+from placement_lite.handlers import query
+from placement_lite.handlers import util
+from placement_lite.schemas import allocation_candidates as schema
+
+
+class AllocationCandidates:
+    def on_get(self, req, resp):
+        microversion.require(req, '1.10')
+        util.require_json_accept(req)
+        req.placement.can('placement:allocation_candidates:list')
+        version = tuple(microversion.of(req))
+        pairs = util.query_pairs(req)
+        query.validate(req, schema.query_schema(version))
+        request = engine.parse_query(pairs, version)
+        found = engine.find_candidates(
+            req.placement.db, req.placement.conf, request,
+            nested_aware=version >= (1, 29))
+        util.render(resp, render(found, request, version))
+        util.set_last_modified(req, resp, None)
+
+
+def render(found, request, version):
+    """The response body for ``version``."""
+    if version >= (1, 12):
+        requests = [_request_as_dict(r, version)
+                    for r in found.allocation_requests]
+    else:
+        requests = [_request_as_list(r) for r in found.allocation_requests]
+    return {
+        'allocation_requests': requests,
+        'provider_summaries': _summaries(found.provider_summaries, request,
+                                         version),
+    }
+
+
+def _request_as_dict(allocation_request, version):
+    body = {'allocations': {
+        uuid: {'resources': resources}
+        for uuid, resources in allocation_request.allocations.items()}}
+    if version >= (1, 34):
+        body['mappings'] = allocation_request.mappings
+    return body
+
+
+def _request_as_list(allocation_request):
+    return {'allocations': [
+        {'resource_provider': {'uuid': uuid}, 'resources': resources}
+        for uuid, resources in allocation_request.allocations.items()]}
+
+
+def _summaries(summaries, request, version):
+    """Before 1.27 only requested classes; traits from 1.17; parent and
+    root uuids from 1.29."""
+    requested = request.requested_resource_classes
+    all_classes = version >= (1, 27)
+    body = {}
+    for summary in summaries:
+        entry = {'resources': {
+            name: {'capacity': capacity, 'used': used}
+            for name, (capacity, used) in summary.resources.items()
+            if all_classes or name in requested}}
+        if version >= (1, 17):
+            entry['traits'] = summary.traits
+        if version >= (1, 29):
+            entry['parent_provider_uuid'] = summary.parent_uuid
+            entry['root_provider_uuid'] = summary.root_uuid
+        body[summary.uuid] = entry
+    return body
+
+
+ROUTES = [('/allocation_candidates', AllocationCandidates())]

@@ -1,0 +1,121 @@
+"""Parsers for the values of the query-string languages Placement shares
+between routes (``member_of``, ``required``, ``in_tree``, ``resources``).
+
+Pure functions of one value: they raise
+:class:`placement_lite.errors.BadRequest` with the reference's messages and
+know nothing of HTTP or the database. ``placement_lite.handlers.query``
+applies them to a request's parameters; the allocation-candidates engine
+applies them to query pairs.
+"""
+
+import itertools
+
+from oslo_utils import uuidutils
+
+from placement_lite import errors
+
+_INVALID = 'Invalid query string parameters: '
+
+
+def member_of_value(value):
+    """One member_of value: (uuids one of which is required, forbidden uuids)."""
+    if ',' in value and not value.startswith(('in:', '!in:')):
+        raise errors.BadRequest(
+            "Multiple values for 'member_of' must be prefixed with the "
+            "'in:' or '!in:' keyword using the valid microversion. "
+            "Got: %s" % value)
+    any_of, none_of = set(), set()
+    if value.startswith('!in:'):
+        none_of = set(value[4:].split(','))
+    elif value.startswith('!'):
+        none_of = {value[1:]}
+    elif value.startswith('in:'):
+        any_of = set(value[3:].split(','))
+    else:
+        any_of = {value}
+    for aggregate in sorted(any_of | none_of):
+        if not uuidutils.is_uuid_like(aggregate):
+            raise errors.BadRequest(
+                _INVALID + "Expected 'member_of' parameter to contain valid "
+                "UUID(s). Got: %s" % aggregate)
+    return any_of, none_of
+
+
+def parse_traits(value, allow_forbidden, allow_any_of):
+    """One ``required`` value: (list of any-of sets, forbidden set)."""
+    if value.startswith('in:'):
+        return [_any_of_traits(value, allow_any_of)], set()
+    names = [name.strip() for name in value.split(',')]
+    # Any run of leading '!' forbids the name that follows, as in the
+    # reference.
+    forbidden = {name.lstrip('!') for name in names if name.startswith('!')}
+    if not all(itertools.chain(names, forbidden)):
+        example = ('HW_CPU_X86_VMX,!CUSTOM_MAGIC' if allow_forbidden
+                   else 'HW_CPU_X86_VMX,CUSTOM_MAGIC')
+        raise errors.BadRequest(
+            _INVALID + "Expected 'required' parameter value of the form: "
+            "%s. Got an empty trait in: %s" % (example, value))
+    if forbidden and not allow_forbidden:
+        raise errors.BadRequest(
+            _INVALID + "Expected 'required' parameter value of the form: "
+            "HW_CPU_X86_VMX,CUSTOM_MAGIC. Got: %s" % value)
+    required = [{name} for name in names if not name.startswith('!')]
+    return required, forbidden
+
+
+def _any_of_traits(value, allow_any_of):
+    if not allow_any_of:
+        raise errors.BadRequest(
+            _INVALID + "The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only "
+            "supported since microversion 1.39. Got: %s" % value)
+    names = {name.strip() for name in value[3:].split(',')}
+    if not all(names):
+        raise errors.BadRequest(
+            _INVALID + "Expected 'required' parameter value of the form: "
+            "in:HW_CPU_X86_VMX,CUSTOM_MAGIC. Got an empty trait in: %s"
+            % value)
+    if any(name.startswith('!') for name in names):
+        raise errors.BadRequest(
+            _INVALID + "The format 'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' does not "
+            "support forbidden traits. Got: %s" % value)
+    return names
+
+
+def in_tree(value):
+    """An ``in_tree`` value: the provider uuid, stripped."""
+    uuid = value.strip()
+    if not uuidutils.is_uuid_like(uuid):
+        raise errors.BadRequest(
+            _INVALID + "Expected 'in_tree' parameter to be a format of uuid. "
+            "Got: %s" % value)
+    return uuid
+
+
+def resources(value):
+    """A ``resources`` value: {resource class name: positive amount}.
+
+    A class named twice keeps its last amount.
+    """
+    expected = ('Badly formed resources parameter. Expected resources query '
+                'string parameter in form: ?resources=VCPU:2,MEMORY_MB:1024. '
+                'Got: %s.')
+    if not value.strip():
+        raise errors.BadRequest(expected % 'empty string')
+    amounts = {}
+    for item in value.split(','):
+        try:
+            name, amount = item.split(':')
+        except ValueError:
+            raise errors.BadRequest(expected % item)
+        try:
+            amount = int(amount)
+        except ValueError:
+            raise errors.BadRequest(
+                'Requested resource %s expected positive integer amount. '
+                'Got: %s.' % (name, amount))
+        if amount < 1:
+            raise errors.BadRequest(
+                'Requested resource %s requires amount >= 1. Got: %d.'
+                % (name, amount))
+        amounts[name] = amount
+    return amounts

@@ -1,0 +1,48 @@
+"""Query string schemas for GET /allocation_candidates, per microversion.
+
+The query is validated as a dict of the last value of each key, as the
+reference does, before any parsing.
+"""
+
+from placement_lite.engine import request as candidate_request
+
+_STRING = {'type': 'string'}
+
+
+def query_schema(version):
+    """The JSON schema for the query at ``version`` (a (major, minor) tuple)."""
+    properties = {}
+    schema = {'type': 'object', 'properties': properties}
+    if version < (1, 25):
+        properties['resources'] = dict(_STRING)
+        schema['required'] = ['resources']
+    # Key order shows in the 400 message, which quotes the schema.
+    schema['additionalProperties'] = False
+    if version >= (1, 16):
+        properties['limit'] = {
+            'type': ['integer', 'string'],
+            'pattern': '^[1-9][0-9]*$',
+            'minimum': 1,
+            'minLength': 1,
+        }
+    if (1, 17) <= version < (1, 25):
+        properties['required'] = {'type': ['string']}
+    if (1, 21) <= version < (1, 25):
+        properties['member_of'] = {'type': ['string']}
+    if version >= (1, 25):
+        properties['group_policy'] = {'type': 'string',
+                                      'enum': ['none', 'isolate']}
+        prefixes = ['resources', 'required', 'member_of']
+        if version >= (1, 31):
+            prefixes.append('in_tree')
+        suffix = (candidate_request.NAMED_SUFFIX if version >= (1, 33)
+                  else candidate_request.NUMBERED_SUFFIX)
+        schema['patternProperties'] = {
+            '^%s(%s)?$' % (prefix, suffix): dict(_STRING)
+            for prefix in prefixes}
+    if version >= (1, 35):
+        properties['root_required'] = {'type': ['string']}
+    if version >= (1, 36):
+        properties['same_subtree'] = {'type': ['string']}
+    return schema
+

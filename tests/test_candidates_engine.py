@@ -1,0 +1,134 @@
+"""The allocation-candidates engine on worlds written straight into the
+database: exact candidate sets, and bounded work under ``limit``."""
+
+import pytest
+
+from placement_lite import engine
+from placement_lite.engine import combine
+from placement_lite.engine import search
+from tests import candidate_worlds as worlds
+from tests import harness
+
+U = worlds.uuid_of
+
+
+def _candidates(env, query, version='1.39'):
+    status, _headers, body = env.request(
+        'GET', '/allocation_candidates?' + query, version=version)
+    assert status == 200, body
+    return body
+
+
+def _allocation_sets(body):
+    """Each request as {provider name-uuid: resources}, order-free."""
+    return sorted(
+        sorted((uuid, sorted(r['resources'].items()))
+               for uuid, r in request['allocations'].items())
+        for request in body['allocation_requests'])
+
+
+FLAT = [
+    {'name': 'small', 'inventories': {
+        'VCPU': 4, 'MEMORY_MB': {'total': 2048, 'step_size': 256},
+        'DISK_GB': {'total': 100, 'min_unit': 10, 'max_unit': 50}}},
+    {'name': 'big', 'inventories': {
+        'VCPU': {'total': 16, 'allocation_ratio': 2.0},
+        'MEMORY_MB': {'total': 8192, 'reserved': 4096},
+        'DISK_GB': 500},
+     'used': {'VCPU': 30}},
+]
+
+
+def test_flat_capacity_and_unit_rules(environment):
+    worlds.load_into_db(environment.db, FLAT)
+    # big has 32 VCPU of capacity with 30 used: 2 left.
+    body = _candidates(environment, 'resources=VCPU:2')
+    assert _allocation_sets(body) == sorted([
+        [(U('small'), [('VCPU', 2)])], [(U('big'), [('VCPU', 2)])]])
+    body = _candidates(environment, 'resources=VCPU:3')
+    assert _allocation_sets(body) == [[(U('small'), [('VCPU', 3)])]]
+    # step_size 256 on small's memory.
+    body = _candidates(environment, 'resources=MEMORY_MB:300')
+    assert _allocation_sets(body) == [[(U('big'), [('MEMORY_MB', 300)])]]
+    # min_unit 10 and max_unit 50 on small's disk.
+    body = _candidates(environment, 'resources=DISK_GB:5')
+    assert _allocation_sets(body) == [[(U('big'), [('DISK_GB', 5)])]]
+    body = _candidates(environment, 'resources=DISK_GB:60')
+    assert _allocation_sets(body) == [[(U('big'), [('DISK_GB', 60)])]]
+    body = _candidates(environment, 'resources=VCPU:1,DISK_GB:20')
+    assert len(body['allocation_requests']) == 2
+    assert body['provider_summaries'][U('big')]['resources']['VCPU'] == {
+        'capacity': 32, 'used': 30}
+    assert body['provider_summaries'][U('big')]['resources'][
+        'MEMORY_MB'] == {'capacity': 4096, 'used': 0}
+
+
+def test_limit_returns_first_in_documented_order(environment):
+    worlds.load_into_db(environment.db, FLAT)
+    body = _candidates(environment, 'resources=VCPU:1&limit=1')
+    # Anchors in creation order: small first.
+    assert _allocation_sets(body) == [[(U('small'), [('VCPU', 1)])]]
+    assert list(body['provider_summaries']) == [U('small')]
+
+
+def _wide_world(children, hosts=1):
+    world = []
+    for h in range(hosts):
+        world.append({'name': 'host%d' % h, 'inventories': {'VCPU': 8}})
+        for c in range(children):
+            world.append({'name': 'host%d-pci%d' % (h, c),
+                          'parent': 'host%d' % h,
+                          'inventories': {'CUSTOM_PCI': 1}})
+    return world
+
+
+def _granular(count, policy='isolate'):
+    return '&'.join(['resources%d=CUSTOM_PCI:1' % (i + 1)
+                     for i in range(count)] + ['group_policy=' + policy])
+
+
+@pytest.fixture
+def sqlite_env():
+    env = harness.Environment('sqlite')
+    yield env
+    env.close()
+
+
+def test_wide_tree_counts_every_mapping(sqlite_env):
+    """8 one-unit children, 3 one-unit groups: 8*7*6 distinct requests
+    (they differ in mappings)."""
+    worlds.load_into_db(sqlite_env.db, _wide_world(8))
+    body = _candidates(sqlite_env, _granular(3))
+    assert len(body['allocation_requests']) == 8 * 7 * 6
+    mappings = {tuple(sorted((k, tuple(v)) for k, v in r['mappings'].items()))
+                for r in body['allocation_requests']}
+    assert len(mappings) == 8 * 7 * 6
+
+
+def _combiner(conn, query, version=(1, 39)):
+    request = engine.parse_query(
+        [tuple(p.split('=', 1)) for p in query.split('&')], version)
+    return combine.Combiner(search.search(conn, request), request,
+                            parents=lambda roots: {})
+
+
+def test_limit_bounds_the_work(sqlite_env):
+    """Taking 50 requests out of 8P6 = 20160 tries about 50 requests' worth
+    of choices, not all of them."""
+    worlds.load_into_db(sqlite_env.db, _wide_world(8, hosts=2))
+    with sqlite_env.db.reader() as conn:
+        combiner = _combiner(conn, _granular(6))
+        generated = combiner.generate()
+        first = [next(generated) for _ in range(50)]
+    assert len(first) == 50
+    assert combiner.steps < 50 * 6 * 8
+
+
+def test_impossible_wide_request_is_cut_early(sqlite_env):
+    """Nine one-unit groups on eight one-unit children: refused per tree
+    before any combination is tried."""
+    worlds.load_into_db(sqlite_env.db, _wide_world(8, hosts=2))
+    with sqlite_env.db.reader() as conn:
+        combiner = _combiner(conn, _granular(9, 'none'))
+        assert list(combiner.generate()) == []
+    assert combiner.steps == 0
