@@ -42,6 +42,7 @@ EXTENSION_HANDLER_MODULES = [
     'device_profiles',
 ]
 
+
 def _is_root(environ):
     return environ.get('PATH_INFO', '') in ('/', '')
 
