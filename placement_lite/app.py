@@ -35,6 +35,8 @@ HANDLER_MODULES = [
     'aggregates',
     'provider_traits',
     'allocation_candidates',
+    'allocations',
+    'usages',
 ]
 #: Handler modules of placement_lite's extensions: their routes do not exist
 #: at all (404 for every method) when ``[api] enable_extensions`` is off.

@@ -73,6 +73,14 @@ def validate(data, schema, code=errors.DEFAULT):
         raise errors.BadRequest('JSON does not validate: %s' % exc, code=code)
 
 
+def schema_for(req, version_schemas):
+    """The first schema whose microversion the request is at (newest first)."""
+    for version, schema in version_schemas:
+        if microversion.at_least(req, version):
+            return schema
+    raise ValueError('no schema for this microversion')
+
+
 def query_pairs(req):
     """The query string as an ordered list of (key, value) pairs."""
     return urllib.parse.parse_qsl(req.query_string, keep_blank_values=True)

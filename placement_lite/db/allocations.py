@@ -1,0 +1,128 @@
+"""Allocations: who consumes how much of which class on which provider.
+
+``allocations.consumer_id`` holds the consumer's uuid (as in the reference
+schema); reads join consumers on it.
+"""
+
+import sqlalchemy as sa
+
+from placement_lite.db import lookups
+from placement_lite.db import tables
+
+allocations = tables.allocations
+consumers = tables.consumers
+inventories = tables.inventories
+providers = tables.resource_providers
+resource_classes = tables.resource_classes
+
+
+def lock_providers(conn, uuids):
+    """{uuid: row (id, uuid, generation)} for the providers among ``uuids``.
+
+    The rows are locked (PostgreSQL ``FOR UPDATE``) in id order, a fixed
+    order every allocation writer follows so that concurrent writers queue
+    instead of deadlocking. While the locks are held nobody else can change
+    these providers' generations, inventories or allocations in a way that
+    adds usage, so a capacity check made now stays true until commit.
+    """
+    if not uuids:
+        return {}
+    query = (sa.select(providers.c.id, providers.c.uuid,
+                       providers.c.generation)
+             .where(providers.c.uuid.in_(sorted(set(uuids))))
+             .order_by(providers.c.id)
+             .with_for_update())
+    return {row.uuid: row for row in conn.execute(query)}
+
+
+def usage_by_provider_and_class(conn, provider_ids, class_ids):
+    """{(provider_id, class_id): total used} for those providers and classes."""
+    if not provider_ids or not class_ids:
+        return {}
+    query = (sa.select(allocations.c.resource_provider_id,
+                       allocations.c.resource_class_id,
+                       sa.func.sum(allocations.c.used))
+             .where(allocations.c.resource_provider_id.in_(
+                        sorted(set(provider_ids))),
+                    allocations.c.resource_class_id.in_(sorted(set(class_ids))))
+             .group_by(allocations.c.resource_provider_id,
+                       allocations.c.resource_class_id))
+    return {(rp_id, rc_id): int(used) for rp_id, rc_id, used in conn.execute(query)}
+
+
+def inventories_of(conn, provider_ids, class_ids):
+    """{(provider_id, class_id): inventory row} for those providers and classes."""
+    if not provider_ids or not class_ids:
+        return {}
+    query = (sa.select(inventories)
+             .where(inventories.c.resource_provider_id.in_(
+                        sorted(set(provider_ids))),
+                    inventories.c.resource_class_id.in_(sorted(set(class_ids)))))
+    return {(row.resource_provider_id, row.resource_class_id): row
+            for row in conn.execute(query)}
+
+
+def delete_for_consumers(conn, consumer_uuids):
+    """Remove every allocation of the given consumers."""
+    if consumer_uuids:
+        conn.execute(allocations.delete().where(
+            allocations.c.consumer_id.in_(sorted(set(consumer_uuids)))))
+
+
+def insert(conn, rows):
+    """Insert allocations: dicts of provider_id, class_id, consumer_uuid, used."""
+    if not rows:
+        return
+    now = lookups.utcnow()
+    conn.execute(allocations.insert(), [
+        {'resource_provider_id': row['provider_id'],
+         'resource_class_id': row['class_id'],
+         'consumer_id': row['consumer_uuid'],
+         'used': row['used'],
+         'created_at': now}
+        for row in rows])
+
+
+def of_consumers(conn, consumer_uuids):
+    """Allocation rows of some consumers, with their provider's uuid,
+    generation and the class name, in a stable order."""
+    if not consumer_uuids:
+        return []
+    query = (sa.select(allocations.c.consumer_id.label('consumer_uuid'),
+                       allocations.c.resource_provider_id.label('provider_id'),
+                       providers.c.uuid.label('provider_uuid'),
+                       providers.c.generation.label('provider_generation'),
+                       allocations.c.resource_class_id.label('class_id'),
+                       resource_classes.c.name.label('resource_class'),
+                       allocations.c.used,
+                       allocations.c.created_at,
+                       allocations.c.updated_at)
+             .select_from(
+                 allocations
+                 .join(providers,
+                       allocations.c.resource_provider_id == providers.c.id)
+                 .join(resource_classes,
+                       allocations.c.resource_class_id == resource_classes.c.id))
+             .where(allocations.c.consumer_id.in_(sorted(set(consumer_uuids))))
+             .order_by(allocations.c.id))
+    return conn.execute(query).all()
+
+
+def on_provider(conn, provider_id):
+    """Allocation rows on one provider, with the consumer's generation
+    (allocations without a consumer record are left out, as by the
+    reference)."""
+    query = (sa.select(allocations.c.consumer_id.label('consumer_uuid'),
+                       consumers.c.generation.label('consumer_generation'),
+                       resource_classes.c.name.label('resource_class'),
+                       allocations.c.used,
+                       allocations.c.created_at,
+                       allocations.c.updated_at)
+             .select_from(
+                 allocations
+                 .join(consumers, allocations.c.consumer_id == consumers.c.uuid)
+                 .join(resource_classes,
+                       allocations.c.resource_class_id == resource_classes.c.id))
+             .where(allocations.c.resource_provider_id == provider_id)
+             .order_by(allocations.c.id))
+    return conn.execute(query).all()

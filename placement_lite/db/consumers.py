@@ -1,0 +1,140 @@
+"""Consumers and the rows they refer to: projects, users, consumer types.
+
+A consumer row exists while the consumer holds allocations (and, as in the
+reference, after an allocation write that named it without giving it any).
+"""
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import sqlite
+
+from placement_lite.db import lookups
+from placement_lite.db import tables
+
+consumers = tables.consumers
+projects = tables.projects
+users = tables.users
+consumer_types = tables.consumer_types
+allocations = tables.allocations
+
+
+def _insert_ignoring_duplicates(conn, table, column, values):
+    """Insert ``{column: value}`` rows, skipping values already present.
+
+    Safe against concurrent inserts of the same value: the loser's insert
+    does nothing instead of failing.
+    """
+    if conn.dialect.name == 'postgresql':
+        insert = postgresql.insert(table).on_conflict_do_nothing(
+            index_elements=[column])
+    else:
+        insert = sqlite.insert(table).on_conflict_do_nothing(
+            index_elements=[column])
+    now = lookups.utcnow()
+    conn.execute(insert, [{column: value, 'created_at': now}
+                          for value in sorted(values)])
+
+
+def _ids_by(conn, table, column, values):
+    rows = conn.execute(sa.select(table.c[column], table.c.id)
+                        .where(table.c[column].in_(sorted(values))))
+    return {value: id_ for value, id_ in rows}
+
+
+def _ensure(conn, table, column, values):
+    values = set(values)
+    if not values:
+        return {}
+    found = _ids_by(conn, table, column, values)
+    missing = values - set(found)
+    if missing:
+        _insert_ignoring_duplicates(conn, table, column, missing)
+        found.update(_ids_by(conn, table, column, missing))
+    return found
+
+
+def ensure_projects(conn, external_ids):
+    """{external_id: id}, creating the projects that do not exist yet."""
+    return _ensure(conn, projects, 'external_id', external_ids)
+
+
+def ensure_users(conn, external_ids):
+    """{external_id: id}, creating the users that do not exist yet."""
+    return _ensure(conn, users, 'external_id', external_ids)
+
+
+def ensure_consumer_types(conn, names):
+    """{name: id}, creating the consumer types that do not exist yet."""
+    return _ensure(conn, consumer_types, 'name', names)
+
+
+def _consumer_query():
+    return (
+        sa.select(consumers.c.id, consumers.c.uuid, consumers.c.generation,
+                  consumers.c.project_id, consumers.c.user_id,
+                  consumers.c.consumer_type_id,
+                  projects.c.external_id.label('project_external_id'),
+                  users.c.external_id.label('user_external_id'),
+                  consumer_types.c.name.label('consumer_type'))
+        .select_from(
+            consumers.join(projects, consumers.c.project_id == projects.c.id)
+            .join(users, consumers.c.user_id == users.c.id)
+            .outerjoin(consumer_types,
+                       consumers.c.consumer_type_id == consumer_types.c.id)))
+
+
+def consumers_by_uuid(conn, uuids, lock=False):
+    """{uuid: consumer row} for the consumers among ``uuids`` that exist.
+
+    With ``lock`` the consumer rows are locked (PostgreSQL ``FOR UPDATE``,
+    in uuid order) until the transaction ends, so that one writer at a time
+    replaces a consumer's allocations.
+    """
+    if not uuids:
+        return {}
+    query = (_consumer_query()
+             .where(consumers.c.uuid.in_(sorted(set(uuids))))
+             .order_by(consumers.c.uuid))
+    if lock:
+        query = query.with_for_update(of=consumers)
+    return {row.uuid: row for row in conn.execute(query)}
+
+
+def create_consumer(conn, uuid, project_id, user_id, consumer_type_id):
+    """Insert a consumer at generation 0; returns its id."""
+    result = conn.execute(consumers.insert().values(
+        uuid=uuid, project_id=project_id, user_id=user_id,
+        consumer_type_id=consumer_type_id, generation=0,
+        created_at=lookups.utcnow()))
+    return result.inserted_primary_key[0]
+
+
+def update_consumer_owner(conn, consumer_id, project_id, user_id,
+                          consumer_type_id):
+    """Change who owns a consumer (and its type); the generation is kept."""
+    conn.execute(consumers.update()
+                 .where(consumers.c.id == consumer_id)
+                 .values(project_id=project_id, user_id=user_id,
+                         consumer_type_id=consumer_type_id,
+                         updated_at=lookups.utcnow()))
+
+
+def bump_consumer_generation(conn, consumer_id, expected_generation):
+    """Compare-and-increment; False when another writer changed it first."""
+    result = conn.execute(
+        consumers.update()
+        .where(consumers.c.id == consumer_id,
+               consumers.c.generation == expected_generation)
+        .values(generation=expected_generation + 1,
+                updated_at=lookups.utcnow()))
+    return result.rowcount == 1
+
+
+def delete_consumers_without_allocations(conn, uuids):
+    """Remove the consumers among ``uuids`` that hold no allocation."""
+    if not uuids:
+        return
+    holding = sa.select(allocations.c.consumer_id).where(
+        allocations.c.consumer_id == consumers.c.uuid)
+    conn.execute(consumers.delete().where(
+        consumers.c.uuid.in_(sorted(set(uuids))), ~holding.exists()))

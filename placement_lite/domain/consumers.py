@@ -1,0 +1,139 @@
+"""Consumers as allocation writes see them: who owns them, which generation
+the client expects, and creating or updating their records.
+
+Rules (the reference's):
+
+- before microversion 1.8 a consumer has no project/user in the request; it
+  is recorded with the configured ``[placement]
+  incomplete_consumer_project_id`` / ``incomplete_consumer_user_id``;
+- from 1.28 the client states the consumer generation it expects: ``null``
+  for a consumer that does not exist yet, the current generation otherwise;
+  a mismatch is a 409 ``placement.concurrent_update`` whose detail starts
+  with "consumer generation conflict" (clients look for those words);
+- from 1.38 the request names the consumer type; below that an existing
+  consumer keeps its type and a new one has none ("unknown");
+- projects, users and consumer types are created the first time they are
+  named, in their own short transactions (they are harmless to keep when the
+  allocation write then fails).
+"""
+
+import dataclasses
+
+from placement_lite import errors
+from placement_lite.db import consumers as consumers_db
+
+#: ``ConsumerClaim.generation`` when the microversion predates generations.
+UNCHECKED = object()
+
+
+@dataclasses.dataclass
+class ConsumerClaim:
+    """What one consumer asks for in an allocation write."""
+
+    uuid: str
+    #: {provider_uuid: {resource_class: amount}} in request order; empty
+    #: means "remove all of this consumer's allocations".
+    allocations: dict
+    project_id: str = None
+    user_id: str = None
+    generation: object = UNCHECKED
+    #: None below 1.38: the consumer type is left as it is.
+    consumer_type: str = None
+
+
+@dataclasses.dataclass
+class Owners:
+    """Database ids of the projects, users and consumer types named."""
+
+    projects: dict
+    users: dict
+    consumer_types: dict
+
+
+@dataclasses.dataclass
+class ConsumerState:
+    """A consumer inside the write transaction."""
+
+    id: int
+    uuid: str
+    generation: int
+
+
+def _owner_of(conf, claim):
+    if claim.project_id is None:
+        return (conf.placement.incomplete_consumer_project_id,
+                conf.placement.incomplete_consumer_user_id)
+    return claim.project_id, claim.user_id
+
+
+def ensure_owners(db, conf, claims):
+    """Create the projects, users and consumer types the claims name."""
+    owners = [_owner_of(conf, claim) for claim in claims]
+    type_names = {claim.consumer_type for claim in claims
+                  if claim.consumer_type is not None}
+    with db.writer() as conn:
+        projects = consumers_db.ensure_projects(conn, {p for p, _ in owners})
+    with db.writer() as conn:
+        users = consumers_db.ensure_users(conn, {u for _, u in owners})
+    consumer_types = {}
+    if type_names:
+        with db.writer() as conn:
+            consumer_types = consumers_db.ensure_consumer_types(
+                conn, type_names)
+    return Owners(projects, users, consumer_types)
+
+
+def _generation_conflict(expected, given):
+    raise errors.Conflict(
+        'consumer generation conflict - expected %s but got %s'
+        % ('null' if expected is None else expected, given),
+        code=errors.CONCURRENT_UPDATE)
+
+
+def check_generations(conn, claims):
+    """Lock the existing consumers and check the generations clients expect.
+
+    Returns {uuid: consumer row} for the consumers that exist. Must run
+    before anything else the write locks (consumers are locked first).
+    """
+    existing = consumers_db.consumers_by_uuid(
+        conn, [claim.uuid for claim in claims], lock=True)
+    for claim in claims:
+        if claim.generation is UNCHECKED:
+            continue
+        row = existing.get(claim.uuid)
+        if row is None:
+            if claim.generation is not None:
+                _generation_conflict(None, claim.generation)
+        elif row.generation != claim.generation:
+            _generation_conflict(row.generation, claim.generation)
+    return existing
+
+
+def record_consumers(conn, conf, claims, owners, existing):
+    """Create the consumers that do not exist; give existing ones the owner
+    (and type) the request names. Generations are not changed here.
+
+    Returns {uuid: ConsumerState}.
+    """
+    states = {}
+    for claim in claims:
+        project, user = _owner_of(conf, claim)
+        project_id = owners.projects[project]
+        user_id = owners.users[user]
+        row = existing.get(claim.uuid)
+        if row is None:
+            type_id = owners.consumer_types.get(claim.consumer_type)
+            consumer_id = consumers_db.create_consumer(
+                conn, claim.uuid, project_id, user_id, type_id)
+            states[claim.uuid] = ConsumerState(consumer_id, claim.uuid, 0)
+            continue
+        type_id = row.consumer_type_id
+        if claim.consumer_type is not None:
+            type_id = owners.consumer_types[claim.consumer_type]
+        if (project_id, user_id, type_id) != (
+                row.project_id, row.user_id, row.consumer_type_id):
+            consumers_db.update_consumer_owner(
+                conn, row.id, project_id, user_id, type_id)
+        states[claim.uuid] = ConsumerState(row.id, row.uuid, row.generation)
+    return states

@@ -1,0 +1,67 @@
+"""Usages: what a provider has handed out, what a project (or user) holds.
+
+From microversion 1.38 project usages are grouped by consumer type, each
+group carrying ``consumer_count``; the ``consumer_type`` filter takes a type
+name, ``all`` (one group of everything) or ``unknown`` (consumers without a
+type, one group).
+"""
+
+import collections
+
+from placement_lite import errors
+from placement_lite.db import lookups
+from placement_lite.db import usages as usages_db
+
+ALL = 'all'
+UNKNOWN = 'unknown'
+
+
+def provider_usages(ctx, uuid):
+    """(provider generation, {class: used}); 404 for an unknown provider."""
+    with ctx.db.reader() as conn:
+        provider = lookups.provider_by_uuid(conn, uuid)
+        if provider is None:
+            raise errors.NotFound(
+                'No resource provider with uuid %s found: No resource '
+                'provider with uuid %s found' % (uuid, uuid))
+        return provider.generation, usages_db.of_provider(conn, provider.id)
+
+
+def _sum_by_class(rows):
+    totals = collections.Counter()
+    for resource_class, _type, used in rows:
+        totals[resource_class] += used
+    return dict(totals)
+
+
+def project_usages(ctx, project_id, user_id=None):
+    """{class: used} over the project's (and user's) consumers."""
+    with ctx.db.reader() as conn:
+        return _sum_by_class(usages_db.of_project(conn, project_id, user_id))
+
+
+def project_usages_by_type(ctx, project_id, user_id=None, consumer_type=None):
+    """{consumer type: {class: used, ..., 'consumer_count': n}}."""
+    with ctx.db.reader() as conn:
+        if consumer_type in (ALL, UNKNOWN):
+            untyped_only = consumer_type == UNKNOWN
+            rows = usages_db.of_project(conn, project_id, user_id,
+                                        untyped_only=untyped_only)
+            if not rows:
+                return {}
+            count = usages_db.consumer_counts(
+                conn, project_id, user_id, untyped_only=untyped_only,
+                by_type=False)[None]
+            group = _sum_by_class(rows)
+            group['consumer_count'] = count
+            return {consumer_type: group}
+        rows = usages_db.of_project(conn, project_id, user_id,
+                                    type_name=consumer_type)
+        counts = usages_db.consumer_counts(conn, project_id, user_id,
+                                           type_name=consumer_type)
+    result = {}
+    for resource_class, type_name, used in rows:
+        group = result.setdefault(type_name or UNKNOWN, {})
+        group[resource_class] = used
+        group['consumer_count'] = counts[type_name]
+    return result
