@@ -230,6 +230,20 @@ class PostgresServer:
         return 'postgresql+psycopg2://postgres@127.0.0.1:%d/%s' % (
             self.port, database)
 
+    def dump(self, database, path):
+        """Save ``database`` to ``path`` (pg_dump's custom format)."""
+        self._client('pg_dump', '-Fc', '-f', path, database)
+
+    def restore(self, database, path):
+        """Load a :meth:`dump` into the existing, empty ``database``."""
+        self._client('pg_restore', '--no-owner', '-d', database, path)
+
+    def _client(self, program, *args):
+        subprocess.run([os.path.join(self.bindir, program), '-h', '127.0.0.1',
+                        '-p', str(self.port), '-U', 'postgres', *args],
+                       check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE)
+
     def admin_engine(self):
         if self._admin is None:
             self._admin = sa.create_engine(self.url('postgres'),

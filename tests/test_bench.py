@@ -82,7 +82,7 @@ def test_loader_and_queries_on_tiny_cloud(environment):
     missing = _unserved_route(environment)
     if missing:
         pytest.skip('placement_lite does not serve %s yet' % missing)
-    cloud = bench_cloud.build(6, storage_group_size=2)
+    cloud = bench_cloud.build(3, storage_group_size=1)
     bench_cloud.Loader(environment, threads=1).load(cloud)
 
     status, _headers, body = environment.request(

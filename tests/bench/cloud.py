@@ -134,8 +134,8 @@ def build(hosts, storage_group_size=STORAGE_GROUP_SIZE):
             '%s-numa%d' % (root.name, numa), root,
             inventories={
                 'VCPU': inventory(32, allocation_ratio=4.0, max_unit=128),
-                'MEMORY_MB': inventory(196608, reserved=4096)},
-            traits=['HW_NUMA_ROOT'])) for numa in range(2)]
+                'MEMORY_MB': inventory(196608, reserved=4096)}))
+            for numa in range(2)]
         pfs = [add(Provider(
             '%s-pf%d' % (root.name, pf), numas[pf // PFS_PER_NUMA],
             inventories={'SRIOV_NET_VF': inventory(VFS_PER_PF)},
