@@ -23,6 +23,7 @@ import json
 import math
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -347,6 +348,8 @@ def _commit():
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    # Stopped with SIGTERM, still stop the services and PostgreSQL.
+    signal.signal(signal.SIGTERM, lambda *_args: sys.exit(143))
     names = [args.only] if args.only else list(SERVICES)
     venv = services.reference_venv(log) if 'reference' in names else None
     server = harness.postgres_server()
