@@ -128,6 +128,7 @@ def _measure(client, service, query, args, result, timed):
         return
     if result['count'] is None:
         result['count'] = bench_queries.count(json.loads(raw))
+        result['body'] = raw
     if timed:
         result['samples'].append(seconds)
 
@@ -206,7 +207,9 @@ def run_size(hosts, args, names, venv):
         def load(name):
             loader = bench_cloud.Loader(clients[name],
                                         threads=args.load_threads)
-            seconds = loader.load(cloud)
+            seconds = loader.load(
+                cloud, progress=lambda message: log('%s: %s' % (name,
+                                                                 message)))
             log('%s loaded in %.0f s' % (name, seconds))
             if name == 'reference':
                 cache = reference_cache(hosts)
@@ -227,6 +230,7 @@ def run_size(hosts, args, names, venv):
             entry = {'name': query.name, 'description': query.description,
                      'path': query.path, 'version': query.version}
             entry.update(time_query(clients, running, query, args))
+            save_if_different(hosts, query, entry, args.quick)
             for name in clients:
                 log('%-16s %-14s %s' % (query.name, name,
                                         _summary(entry[name])))
@@ -235,6 +239,21 @@ def run_size(hosts, args, names, venv):
         for service in running.values():
             service.stop()
     return report
+
+
+def save_if_different(hosts, query, entry, quick):
+    """Keep both responses when the candidate counts differ, to compare."""
+    bodies = {name: entry[name].pop('body', None) for name in SERVICES
+              if name in entry}
+    counts = {entry[name]['count'] for name in bodies}
+    if len(bodies) < 2 or None in counts or len(counts) == 1:
+        return
+    for name, body in bodies.items():
+        path = os.path.join(REPORTS, 'bench-%s%d-%s-%s.json' % (
+            'quick-' if quick else '', hosts, query.name, name))
+        with open(path, 'wb') as out:
+            out.write(body)
+        log('%s differs; %s response saved in %s' % (query.name, name, path))
 
 
 def _summary(result):
@@ -295,13 +314,14 @@ def describe(report):
     return ('N=%d compute hosts: %d providers, %d consumers; loaded through '
             'the API in %s. %d warm-up + %d timed requests per query; '
             'uwsgi %d process(es) x %d thread(s) each; PostgreSQL %s; '
-            'timeout %.0f s; %s, %s, %s.' % (
+            'timeout %.0f s; whole run %.0f min; %s, %s, commit %s.' % (
                 report['hosts'], report['providers'], report['consumers'],
                 ', '.join('%s s (%s)' % (seconds, name) for name, seconds
                           in report['load_seconds'].items()),
                 report['warmup'], report['repetitions'],
                 report['processes'], report['threads'],
-                report['postgresql'], report['timeout'], report['machine'],
+                report['postgresql'], report['timeout'],
+                report['total_seconds'] / 60, report['machine'],
                 report['date'], report['commit']))
 
 

@@ -236,15 +236,21 @@ class Loader:
         self.client = client
         self.threads = threads
 
-    def load(self, cloud):
-        """Create everything in ``cloud``; returns the seconds it took."""
+    def load(self, cloud, progress=None):
+        """Create everything in ``cloud``; returns the seconds it took.
+
+        ``progress``, when given, is called with a message after each step.
+        """
+        progress = progress or (lambda message: None)
         started = time.monotonic()
         for name in CUSTOM_RESOURCE_CLASSES:
             self._call('PUT', '/resource_classes/%s' % name, None, (201, 204))
         for name in CUSTOM_TRAITS:
             self._call('PUT', '/traits/%s' % name, None, (201, 204))
-        for level in cloud.levels():
+        for depth, level in enumerate(cloud.levels()):
             self._parallel(self._create_provider, level)
+            progress('%d providers at depth %d created after %.0f s'
+                     % (len(level), depth, time.monotonic() - started))
         batches = [cloud.consumers[start:start + self.ALLOCATION_BATCH]
                    for start in range(0, len(cloud.consumers),
                                       self.ALLOCATION_BATCH)]
