@@ -133,23 +133,23 @@ def _measure(client, service, query, args, result, timed):
         result['samples'].append(seconds)
 
 
-def reference_cache(hosts):
-    """Where the reference's database holding this cloud is kept.
+def reference_cache(cloud):
+    """Where the reference's database holding ``cloud`` is kept.
 
     The reference never changes, so once it has been loaded through its API
     its database is dumped and later runs restore it; the name changes with
-    the cloud's definition. placement_lite is always loaded through the API.
+    the cloud's content. placement_lite is always loaded through the API.
     """
     digest = hashlib.sha1(''.join(services.REFERENCE_PACKAGES).encode())
-    with open(bench_cloud.__file__, 'rb') as source:
-        digest.update(source.read())
+    digest.update(cloud.fingerprint().encode())
     return os.path.join(services.BENCH_DIR, 'cache', 'reference-%d-%s.dump'
-                        % (hosts, digest.hexdigest()[:12]))
+                        % (cloud.hosts, digest.hexdigest()[:12]))
 
 
-def start_services(hosts, args, names, venv):
+def start_services(cloud, args, names, venv):
     """Start the services on fresh databases; returns ``{name: (service,
     database, loaded)}``, ``loaded`` when restored from the cache."""
+    hosts = cloud.hosts
     workdir = os.path.join(services.BENCH_DIR, 'run-%d' % hosts)
     settings = {'processes': args.processes, 'threads': args.threads}
     ports = args.ports or [harness._free_port(), harness._free_port()]
@@ -166,7 +166,7 @@ def start_services(hosts, args, names, venv):
                 service = services.placement_lite(
                     port, url, os.path.join(workdir, name), **settings)
             else:
-                cache = reference_cache(hosts)
+                cache = reference_cache(cloud)
                 if os.path.exists(cache) and not args.no_cache:
                     harness.postgres_server().restore(database, cache)
                     log('reference database restored from %s' % cache)
@@ -189,7 +189,7 @@ def run_size(hosts, args, names, venv):
     named = bench_queries.named_queries(cloud)
     if args.queries:
         named = [query for query in named if query.name in args.queries]
-    started = start_services(hosts, args, names, venv)
+    started = start_services(cloud, args, names, venv)
     running = {name: service for name, (service, _db, _loaded)
                in started.items()}
     report = {'hosts': hosts, 'providers': len(cloud.providers),
@@ -212,7 +212,7 @@ def run_size(hosts, args, names, venv):
                                                                  message)))
             log('%s loaded in %.0f s' % (name, seconds))
             if name == 'reference':
-                cache = reference_cache(hosts)
+                cache = reference_cache(cloud)
                 os.makedirs(os.path.dirname(cache), exist_ok=True)
                 harness.postgres_server().dump(started[name][1], cache)
                 with open(cache + '.json', 'w') as out:
@@ -223,7 +223,7 @@ def run_size(hosts, args, names, venv):
             with concurrent.futures.ThreadPoolExecutor(len(to_load)) as pool:
                 report['load_seconds'] = dict(pool.map(load, to_load))
         if 'reference' in running and 'reference' not in to_load:
-            with open(reference_cache(hosts) + '.json') as source:
+            with open(reference_cache(cloud) + '.json') as source:
                 report['load_seconds']['reference (cached)'] = json.load(
                     source)['load_seconds']
         for query in named:

@@ -29,6 +29,7 @@ combination explodes, use resource classes or traits nothing else has:
 
 import concurrent.futures
 import dataclasses
+import hashlib
 import time
 import uuid
 
@@ -97,6 +98,18 @@ class Cloud:
     consumers: list
     #: Names the queries refer to (aggregate and provider uuids).
     landmarks: dict
+
+    def fingerprint(self):
+        """A digest of everything the loader creates, to name caches by."""
+        digest = hashlib.sha1(LOAD_VERSION.encode())
+        for provider in self.providers:
+            digest.update(repr((provider.name, provider.parent and
+                                provider.parent.name, provider.inventories,
+                                provider.traits,
+                                provider.aggregates)).encode())
+        for consumer in self.consumers:
+            digest.update(repr(dataclasses.astuple(consumer)).encode())
+        return digest.hexdigest()[:12]
 
     def levels(self):
         """Providers grouped by depth: each level's parents are in the one before."""

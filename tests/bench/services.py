@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -45,60 +44,40 @@ def reference_venv(log=print):
 
 
 class HttpClient:
-    """Keep-alive JSON client for one service; one connection per thread."""
+    """JSON client for one service: one connection per request.
+
+    uwsgi binds a worker to a keep-alive connection until the client closes
+    it, so clients keeping connections open would starve each other once
+    there are more of them than workers; closing each one avoids that.
+    """
 
     def __init__(self, port, timeout=300.0):
         self.port = port
         self.timeout = timeout
-        self._local = threading.local()
-
-    def _connection(self, timeout):
-        connection = getattr(self._local, 'connection', None)
-        if connection is None or connection.timeout != timeout:
-            if connection is not None:
-                connection.close()
-            connection = http.client.HTTPConnection('127.0.0.1', self.port,
-                                                    timeout=timeout)
-            self._local.connection = connection
-        return connection
-
-    def _drop(self):
-        connection = getattr(self._local, 'connection', None)
-        if connection is not None:
-            connection.close()
-        self._local.connection = None
 
     def fetch(self, method, path, body=None, version='1.39', timeout=None):
         """One request; returns ``(status, raw body, seconds)``.
 
         Raises ``TimeoutError`` when the service takes longer than
-        ``timeout``; a dropped keep-alive connection is retried once.
+        ``timeout`` (default: the client's).
         """
         headers = {'x-auth-token': 'admin', 'accept': 'application/json',
-                   'openstack-api-version': 'placement %s' % version}
+                   'openstack-api-version': 'placement %s' % version,
+                   'connection': 'close'}
         data = None
         if body is not None:
             data = json.dumps(body).encode()
             headers['content-type'] = 'application/json'
-        for attempt in (1, 2):
-            connection = self._connection(timeout or self.timeout)
+        connection = http.client.HTTPConnection(
+            '127.0.0.1', self.port, timeout=timeout or self.timeout)
+        try:
             started = time.perf_counter()
-            try:
-                connection.request(method, path, data, headers)
-                response = connection.getresponse()
-                raw = response.read()
-            except TimeoutError:
-                self._drop()
-                raise
-            except (OSError, http.client.HTTPException) as error:
-                self._drop()
-                stale = isinstance(error, (http.client.RemoteDisconnected,
-                                           ConnectionResetError,
-                                           BrokenPipeError))
-                if attempt == 2 or not stale:
-                    raise
-                continue
+            connection.request(method, path, data, headers)
+            response = connection.getresponse()
+            raw = response.read()
             return response.status, raw, time.perf_counter() - started
+        finally:
+            connection.close()
 
     def request(self, method, path, body=None, version='1.39'):
         """Same signature as ``tests.harness.Environment.request``."""
