@@ -105,12 +105,16 @@ def test_report_renders_results_and_timeouts():
          'reference': dict(lite, count=27, p50=0.2, p95=0.5)},
         {'name': 'wide', 'placement_lite': lite,
          'reference': {'status': 'timeout', 'count': None, 'samples': []}},
+        {'name': 'unstable', 'placement_lite': lite,
+         'reference': dict(lite, other_counts=[26, 29])},
     ]}
     rows = bench.table(report).splitlines()[2:]
     assert rows == [
         '| fast | 20.0 ms | 30.0 ms | 200.0 ms | 500.0 ms | 10.0x '
         '| DIFFER: 28 vs 27 |',
         '| wide | 20.0 ms | 30.0 ms | timeout | timeout | > 6000x | n/a |',
+        '| unstable | 20.0 ms | 30.0 ms | 20.0 ms | 30.0 ms | 1.0x '
+        '| DIFFER: 28 vs 28 (also 26, 29) |',
     ]
     assert bench.percentile([5, 1, 4, 2, 3], 0.5) == 3
     assert bench.percentile([5, 1, 4, 2, 3], 0.95) == 5

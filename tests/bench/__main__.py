@@ -126,9 +126,13 @@ def _measure(client, service, query, args, result, timed):
     if status != 200:
         result['error'] = raw.decode(errors='replace')[:500]
         return
+    count = bench_queries.count(json.loads(raw))
     if result['count'] is None:
-        result['count'] = bench_queries.count(json.loads(raw))
+        result['count'] = count
         result['body'] = raw
+    elif count != result['count']:
+        result['other_counts'] = sorted(
+            set(result.get('other_counts', [])) | {count})
     if timed:
         result['samples'].append(seconds)
 
@@ -292,9 +296,19 @@ def counts(entry):
         return '-'
     if lite['count'] is None or ref['count'] is None:
         return 'n/a'
-    if lite['count'] == ref['count']:
+    if lite['count'] == ref['count'] and not (
+            lite.get('other_counts') or ref.get('other_counts')):
         return 'same (%d)' % lite['count']
-    return 'DIFFER: %d vs %d' % (lite['count'], ref['count'])
+    return 'DIFFER: %s vs %s' % (_counts(lite), _counts(ref))
+
+
+def _counts(result):
+    """The count, and any other count a repetition returned."""
+    others = result.get('other_counts')
+    if not others:
+        return str(result['count'])
+    return '%d (also %s)' % (result['count'],
+                             ', '.join(str(count) for count in others))
 
 
 def table(report):
