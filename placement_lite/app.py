@@ -37,6 +37,9 @@ HANDLER_MODULES = [
     'allocation_candidates',
     'allocations',
     'usages',
+    'resource_classes',
+    'inventories',
+    'traits',
 ]
 #: Handler modules of placement_lite's extensions: their routes do not exist
 #: at all (404 for every method) when ``[api] enable_extensions`` is off.

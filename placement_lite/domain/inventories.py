@@ -1,0 +1,313 @@
+"""Provider inventories: read, add, update, replace and delete them.
+
+Every change checks and bumps the provider's generation in the same
+transaction. :func:`set_provider_inventories` is the replacement step on its
+own, for callers (the reshaper) that change several providers in one
+transaction of theirs.
+"""
+
+import dataclasses
+import datetime
+import logging
+
+from placement_lite import errors
+from placement_lite.db import inventories as db
+from placement_lite.db import lookups
+from placement_lite.domain import providers
+from placement_lite.domain import resource_classes
+from placement_lite.schemas import common
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class Inventory:
+    """One resource class's inventory; the defaults are the API's."""
+
+    resource_class: str
+    total: int
+    reserved: int = 0
+    min_unit: int = 1
+    max_unit: int = common.MAX_INT
+    step_size: int = 1
+    allocation_ratio: float = 1.0
+    #: When the stored row last changed; None for one not read from the database.
+    last_modified: datetime.datetime | None = None
+
+    @classmethod
+    def from_row(cls, row):
+        return cls(row.resource_class,
+                   last_modified=row.updated_at or row.created_at,
+                   **{field: row._mapping[field]
+                      for field in db.INVENTORY_FIELDS})
+
+    @property
+    def capacity(self):
+        """What can be allocated: (total - reserved) * allocation_ratio."""
+        return int((self.total - self.reserved) * self.allocation_ratio)
+
+    def values(self):
+        """The six stored fields."""
+        return {field: getattr(self, field) for field in db.INVENTORY_FIELDS}
+
+
+class InventoryInUse(Exception):
+    """Deleting inventory that allocations still consume."""
+
+    def __init__(self, class_names, provider_uuid):
+        super().__init__("Inventory for '%s' on resource provider '%s' in use."
+                         % (', '.join(class_names), provider_uuid))
+
+
+class ConcurrentUpdate(Exception):
+    """The provider's generation moved under us."""
+
+    def __init__(self):
+        super().__init__('Another thread concurrently updated the resource '
+                         'provider data. Please retry your update')
+
+
+class InvalidCapacity(ValueError):
+    """An inventory whose reserved amount leaves no usable capacity."""
+
+
+def check_capacity(inventories, provider_uuid, reserved_may_equal_total):
+    """Refuse inventories with negative capacity (or zero capacity, unless
+    ``reserved_may_equal_total``, as from microversion 1.26)."""
+    for inventory in inventories:
+        capacity = inventory.capacity
+        if capacity < 0 or (capacity == 0 and not reserved_may_equal_total):
+            raise InvalidCapacity(
+                "Invalid inventory for '%s' on resource provider '%s'. The "
+                "reserved value is greater than %s."
+                % (inventory.resource_class, provider_uuid,
+                   'total' if reserved_may_equal_total
+                   else 'or equal to total'))
+
+
+def set_provider_inventories(conn, provider, inventories):
+    """Make ``inventories`` the provider's whole inventory; returns the new generation.
+
+    Runs in the caller's transaction. ``provider`` is a row with ``id``,
+    ``uuid`` and the ``generation`` the caller expects. Raises
+    :class:`resource_classes.UnknownResourceClass`, :class:`InventoryInUse`
+    (a class to drop still has allocations) or :class:`ConcurrentUpdate`;
+    the caller's transaction must then roll back.
+    """
+    by_id = dict(zip(
+        _class_ids(conn, inventories),
+        inventories))
+    existing = db.classes_with_inventory(conn, provider.id)
+    to_delete = existing - by_id.keys()
+    if to_delete:
+        _delete_unused(conn, provider, to_delete)
+    db.insert_inventories(conn, provider.id, {
+        class_id: by_id[class_id].values()
+        for class_id in by_id.keys() - existing})
+    _update_existing(conn, provider, {
+        class_id: by_id[class_id] for class_id in by_id.keys() & existing})
+    return _bump(conn, provider.id, provider.generation)
+
+
+def get_inventories(database, uuid):
+    """(provider generation, [Inventory]) of the provider ``uuid``."""
+    with database.reader() as conn:
+        provider = _provider_for_read(conn, uuid)
+        return provider.generation, [
+            Inventory.from_row(row)
+            for row in db.inventories_of_provider(conn, provider.id)]
+
+
+def get_inventory(database, uuid, resource_class):
+    """(provider generation, Inventory) of one class of the provider ``uuid``."""
+    with database.reader() as conn:
+        provider = _provider_for_read(conn, uuid)
+        row = db.inventory_of_provider(conn, provider.id, resource_class)
+        if row is None:
+            raise errors.NotFound('No inventory of class %s for %s'
+                                  % (resource_class, uuid))
+        return provider.generation, Inventory.from_row(row)
+
+
+def require_provider(database, uuid):
+    """404 for an unknown provider: checked before the body is read, as the
+    reference orders its answers."""
+    with database.reader() as conn:
+        providers.provider_or_404(conn, uuid)
+
+
+def add_inventory(database, uuid, inventory, reserved_may_equal_total):
+    """Add inventory of a class the provider has none of; returns the new generation."""
+    with database.writer() as conn:
+        provider = providers.provider_or_404(conn, uuid)
+        try:
+            check_capacity([inventory], uuid, reserved_may_equal_total)
+            class_id = _class_ids(conn, [inventory])[0]
+        except (InvalidCapacity, resource_classes.UnknownResourceClass) as exc:
+            raise errors.BadRequest(
+                'Unable to create inventory for resource provider %s: %s'
+                % (uuid, exc))
+        if class_id in db.classes_with_inventory(conn, provider.id):
+            raise errors.Conflict(
+                'Update conflict: the resource provider %s already has '
+                'inventory of class %s' % (uuid, inventory.resource_class),
+                code=errors.CONCURRENT_UPDATE)
+        db.insert_inventories(conn, provider.id,
+                              {class_id: inventory.values()})
+        return _bump_or_conflict(conn, provider, 'Update conflict: %s')
+
+
+def update_inventory(database, uuid, generation, inventory,
+                     reserved_may_equal_total):
+    """Overwrite the provider's inventory of one class; returns the new generation."""
+    with database.writer() as conn:
+        provider = providers.provider_or_404(conn, uuid)
+        _check_generation(provider, generation)
+        try:
+            check_capacity([inventory], uuid, reserved_may_equal_total)
+        except InvalidCapacity as exc:
+            raise errors.BadRequest(
+                'Unable to update inventory for resource provider %s: %s'
+                % (uuid, exc))
+        try:
+            class_id = _class_ids(conn, [inventory])[0]
+        except resource_classes.UnknownResourceClass as exc:
+            raise errors.NotFound(str(exc))
+        if not _update_existing(conn, provider, {class_id: inventory}):
+            raise errors.BadRequest(
+                'No inventory record with resource class for resource '
+                'provider %s: No inventory of class %s found.'
+                % (uuid, inventory.resource_class))
+        return _bump_or_conflict(conn, provider, 'update conflict: %s')
+
+
+def replace_inventories(database, uuid, generation, inventories,
+                        reserved_may_equal_total):
+    """Make ``inventories`` the provider's whole inventory; returns the new generation."""
+    with database.writer() as conn:
+        provider = providers.provider_or_404(conn, uuid)
+        _check_generation(provider, generation)
+        try:
+            check_capacity(inventories, uuid, reserved_may_equal_total)
+        except InvalidCapacity as exc:
+            raise errors.BadRequest(
+                'Unable to update inventory for resource provider %s: %s'
+                % (uuid, exc))
+        try:
+            return set_provider_inventories(conn, provider, inventories)
+        except resource_classes.UnknownResourceClass as exc:
+            raise errors.BadRequest(
+                'Unknown resource class in inventory for resource provider '
+                '%s: %s' % (uuid, exc))
+        except InventoryInUse as exc:
+            raise errors.Conflict('update conflict: %s' % exc,
+                                  code=errors.INVENTORY_INUSE)
+        except ConcurrentUpdate as exc:
+            raise errors.Conflict('update conflict: %s' % exc,
+                                  code=errors.CONCURRENT_UPDATE)
+
+
+def delete_inventory(database, uuid, resource_class):
+    """Delete the provider's inventory of one class, unless it is allocated."""
+    with database.writer() as conn:
+        provider = providers.provider_or_404(conn, uuid)
+        not_found = 'No inventory of class %s found for delete' % resource_class
+        try:
+            class_id = resource_classes.ids_by_name(
+                conn, [resource_class])[resource_class]
+        except resource_classes.UnknownResourceClass as exc:
+            raise errors.NotFound('%s: %s' % (not_found, exc))
+        try:
+            deleted = _delete_unused(conn, provider, {class_id})
+        except InventoryInUse as exc:
+            # The reference labels this conflict a concurrent update.
+            raise errors.Conflict(
+                'Unable to delete inventory of class %s: %s'
+                % (resource_class, exc), code=errors.CONCURRENT_UPDATE)
+        if not deleted:
+            raise errors.NotFound('%s: %s' % (not_found, not_found))
+        _bump_or_conflict(conn, provider, 'Unable to delete inventory of '
+                          'class %s: %%s' % resource_class)
+
+
+def delete_all_inventories(database, uuid):
+    """Delete all the provider's inventory, unless some of it is allocated."""
+    with database.writer() as conn:
+        provider = providers.provider_or_404(conn, uuid)
+        try:
+            set_provider_inventories(conn, provider, [])
+        except InventoryInUse as exc:
+            raise errors.Conflict(str(exc), code=errors.INVENTORY_INUSE)
+        except ConcurrentUpdate:
+            raise errors.Conflict(
+                'Unable to delete inventory for resource provider %s because '
+                'the inventory was updated by another process. Please retry '
+                'your request.' % uuid, code=errors.CONCURRENT_UPDATE)
+
+
+def _provider_for_read(conn, uuid):
+    provider = lookups.provider_by_uuid(conn, uuid)
+    if provider is None:
+        # The reference repeats its lookup message on these reads.
+        message = 'No resource provider with uuid %s found' % uuid
+        raise errors.NotFound('%s : %s' % (message, message))
+    return provider
+
+
+def _check_generation(provider, generation):
+    if provider.generation != generation:
+        raise errors.Conflict('resource provider generation conflict',
+                              code=errors.CONCURRENT_UPDATE)
+
+
+def _class_ids(conn, inventories):
+    """The resource class ids of ``inventories``, in order."""
+    names = [inventory.resource_class for inventory in inventories]
+    ids = resource_classes.ids_by_name(conn, names)
+    return [ids[name] for name in names]
+
+
+def _delete_unused(conn, provider, class_ids):
+    """Delete inventory of ``class_ids``; returns how many rows went.
+
+    Raises InventoryInUse, deleting nothing, if any of them is allocated.
+    """
+    in_use = db.classes_with_allocations(conn, provider.id, class_ids)
+    if in_use:
+        names = lookups.resource_class_names(conn, in_use)
+        raise InventoryInUse([names[class_id] for class_id in in_use],
+                             provider.uuid)
+    return db.delete_inventories(conn, provider.id, class_ids)
+
+
+def _update_existing(conn, provider, inventories_by_class_id):
+    """Overwrite existing rows; False if one was missing.
+
+    Shrinking an inventory below what is allocated is allowed, as in the
+    reference: the provider is then over capacity, which is logged.
+    """
+    used = db.used_amounts(conn, provider.id, inventories_by_class_id.keys())
+    for class_id, inventory in inventories_by_class_id.items():
+        if used.get(class_id, 0) > inventory.capacity:
+            LOG.warning('Resource provider %s is now over-capacity for %s',
+                        provider.uuid, inventory.resource_class)
+        if not db.update_inventory(conn, provider.id, class_id,
+                                   inventory.values()):
+            return False
+    return True
+
+
+def _bump(conn, provider_id, generation):
+    new_generation = lookups.bump_provider_generation(conn, provider_id,
+                                                      generation)
+    if new_generation is None:
+        raise ConcurrentUpdate()
+    return new_generation
+
+
+def _bump_or_conflict(conn, provider, message_format):
+    try:
+        return _bump(conn, provider.id, provider.generation)
+    except ConcurrentUpdate as exc:
+        raise errors.Conflict(message_format % exc,
+                              code=errors.CONCURRENT_UPDATE)

@@ -1,0 +1,129 @@
+"""/resource_providers/{uuid}/inventories[/{resource_class}]."""
+
+import re
+
+from placement_lite import errors
+from placement_lite import microversion
+from placement_lite.domain import inventories
+from placement_lite.handlers import util
+from placement_lite.schemas import common
+from placement_lite.schemas import inventories as schemas
+
+_LISTED_CLASS = re.compile(common.NAME_PATTERN)
+
+
+def _path(uuid, resource_class):
+    return '/resource_providers/%s/inventories/%s' % (uuid, resource_class)
+
+
+def _fields(inventory):
+    return {'total': inventory.total, 'reserved': inventory.reserved,
+            'min_unit': inventory.min_unit, 'max_unit': inventory.max_unit,
+            'step_size': inventory.step_size,
+            'allocation_ratio': inventory.allocation_ratio}
+
+
+def _render_one(req, resp, generation, inventory, status=200):
+    util.render(resp, dict(_fields(inventory),
+                           resource_provider_generation=generation), status)
+    util.set_last_modified(req, resp, inventory.last_modified)
+
+
+def _render_all(req, resp, generation, all_inventories):
+    util.render(resp, {
+        'resource_provider_generation': generation,
+        'inventories': {inventory.resource_class: _fields(inventory)
+                        for inventory in all_inventories}})
+    if all_inventories:
+        util.set_last_modified(req, resp, util.newest(*(
+            inventory.last_modified for inventory in all_inventories)))
+    elif microversion.at_least(req, '1.15'):
+        # Nothing was modified: the reference sends no last-modified then.
+        resp.set_header('cache-control', 'no-cache')
+
+
+def _inventory(resource_class, fields):
+    """An Inventory from validated request fields (the API's defaults apply)."""
+    fields = dict(fields)
+    fields.pop('resource_provider_generation', None)
+    return inventories.Inventory(resource_class, **fields)
+
+
+def _reserved_may_equal_total(req):
+    return microversion.at_least(req, '1.26')
+
+
+class Inventories:
+    def on_get(self, req, resp, uuid):
+        util.require_json_accept(req)
+        req.placement.can('placement:resource_providers:inventories:list')
+        generation, found = inventories.get_inventories(req.placement.db, uuid)
+        _render_all(req, resp, generation, found)
+
+    def on_post(self, req, resp, uuid):
+        util.require_json_content(req)
+        req.placement.can('placement:resource_providers:inventories:create')
+        inventories.require_provider(req.placement.db, uuid)
+        data = util.json_body(req, schemas.CREATE_ONE)
+        inventory = _inventory(data.pop('resource_class'), data)
+        generation = inventories.add_inventory(
+            req.placement.db, uuid, inventory, _reserved_may_equal_total(req))
+        resp.location = util.location(
+            req, _path(uuid, inventory.resource_class))
+        _render_one(req, resp, generation, inventory, status=201)
+
+    def on_put(self, req, resp, uuid):
+        util.require_json_content(req)
+        req.placement.can('placement:resource_providers:inventories:update')
+        inventories.require_provider(req.placement.db, uuid)
+        data = util.json_body(req, schemas.REPLACE_ALL)
+        for resource_class, fields in data['inventories'].items():
+            if not _LISTED_CLASS.match(resource_class):
+                # The schema only checks entries under well-formed names;
+                # the others must still be inventories (the reference fails
+                # with a 500 on them).
+                util.validate(fields, schemas.INVENTORY_RECORD)
+        wanted = [_inventory(resource_class, fields)
+                  for resource_class, fields in data['inventories'].items()]
+        generation = inventories.replace_inventories(
+            req.placement.db, uuid, data['resource_provider_generation'],
+            wanted, _reserved_may_equal_total(req))
+        _render_all(req, resp, generation, wanted)
+
+    def on_delete(self, req, resp, uuid):
+        if not microversion.at_least(req, '1.5'):
+            raise errors.MethodNotAllowed('')
+        req.placement.can('placement:resource_providers:inventories:delete')
+        inventories.delete_all_inventories(req.placement.db, uuid)
+        util.no_content(resp)
+
+
+class Inventory:
+    def on_get(self, req, resp, uuid, resource_class):
+        util.require_json_accept(req)
+        req.placement.can('placement:resource_providers:inventories:show')
+        generation, inventory = inventories.get_inventory(
+            req.placement.db, uuid, resource_class)
+        _render_one(req, resp, generation, inventory)
+
+    def on_put(self, req, resp, uuid, resource_class):
+        util.require_json_content(req)
+        req.placement.can('placement:resource_providers:inventories:update')
+        inventories.require_provider(req.placement.db, uuid)
+        data = util.json_body(req, schemas.UPDATE_ONE)
+        inventory = _inventory(resource_class, data)
+        generation = inventories.update_inventory(
+            req.placement.db, uuid, data['resource_provider_generation'],
+            inventory, _reserved_may_equal_total(req))
+        _render_one(req, resp, generation, inventory)
+
+    def on_delete(self, req, resp, uuid, resource_class):
+        req.placement.can('placement:resource_providers:inventories:delete')
+        inventories.delete_inventory(req.placement.db, uuid, resource_class)
+        util.no_content(resp)
+
+
+ROUTES = [
+    ('/resource_providers/{uuid}/inventories', Inventories()),
+    ('/resource_providers/{uuid}/inventories/{resource_class}', Inventory()),
+]
