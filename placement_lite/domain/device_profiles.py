@@ -4,6 +4,10 @@ A group maps ``resources:<CLASS>`` to an amount, ``trait:<TRAIT>`` to
 ``required`` or ``forbidden`` and ``accel:<key>`` to a Cyborg attribute.
 Resource class and trait names are stored normalised (upper case,
 underscores) and must be known to Placement when the profile is created.
+
+:func:`expand_request` turns ``device_profile=<name>`` in an
+allocation-candidates query into one granular group per profile group,
+suffixed as nova suffixes them (``device_profile_<position>``).
 """
 
 import re
@@ -14,9 +18,13 @@ import sqlalchemy as sa
 from placement_lite import errors
 from placement_lite.db import device_profiles as profiles_db
 from placement_lite.db import lookups
+from placement_lite.engine import request as candidate_request
 
 RESOURCES = 'resources:'
 TRAIT = 'trait:'
+#: The allocation-candidates query parameter naming a profile.
+QUERY_PARAMETER = 'device_profile'
+SUFFIX_PREFIX = 'device_profile_'
 #: Amounts are stored in 32-bit integer columns by Placement.
 MAX_AMOUNT = 2 ** 31 - 1
 _UUID_SHAPE = re.compile(
@@ -156,3 +164,80 @@ def delete(db, identifiers):
             raise _not_found(missing)
         profiles_db.delete_profiles(conn, [profile['id']
                                            for _ident, profile in found])
+
+
+def group_suffix(position):
+    """The granular suffix of the profile group at ``position``, as nova
+    names it."""
+    return '%s%d' % (SUFFIX_PREFIX, position)
+
+
+def _granular_pairs(suffix, group):
+    """The query pairs of one profile group; ``accel:`` keys do not filter."""
+    resources = ['%s:%s' % (key[len(RESOURCES):], value)
+                 for key, value in group.items() if key.startswith(RESOURCES)]
+    traits = [('!' if value == 'forbidden' else '') + key[len(TRAIT):]
+              for key, value in group.items() if key.startswith(TRAIT)]
+    pairs = [('resources' + suffix, ','.join(resources))]
+    if traits:
+        pairs.append(('required' + suffix, ','.join(traits)))
+    return pairs
+
+
+def _profile_name(pairs):
+    """The one ``device_profile`` value of the query, or None."""
+    names = [value for key, value in pairs if key == QUERY_PARAMETER]
+    if len(names) > 1:
+        raise errors.BadRequest(
+            "Query parameter '%s' may be specified only once: one device "
+            "profile per request." % QUERY_PARAMETER,
+            code=errors.ILLEGAL_DUPLICATE_QUERYPARAM)
+    if names and not names[0]:
+        raise errors.BadRequest(
+            "Query parameter '%s' needs a device profile name."
+            % QUERY_PARAMETER, code=errors.QUERYPARAM_BAD_VALUE)
+    return names[0] if names else None
+
+
+def _check_suffixes_free(pairs, suffixes):
+    taken = {prefix + suffix for prefix in candidate_request.GROUP_PREFIXES
+             for suffix in suffixes}
+    clashes = sorted({key for key, _value in pairs if key in taken})
+    if clashes:
+        raise errors.BadRequest(
+            "The device profile's groups use the suffixes %s; the request "
+            'may not have groups of its own with them: %s.'
+            % (', '.join(suffixes), ', '.join(clashes)),
+            code=errors.DEVICE_PROFILE_SUFFIX_IN_USE)
+
+
+def expand_request(db, pairs):
+    """The allocation-candidates query ``pairs`` with ``device_profile=NAME``
+    replaced, in place, by one granular group per group of that profile.
+
+    Group ``i`` of the profile becomes ``resourcesdevice_profile_<i>`` (and
+    ``requireddevice_profile_<i>`` for its traits), so the expanded query is
+    exactly the one a client could have written by hand, and the engine
+    checks it with the same rules. Queries without ``device_profile`` are
+    returned unchanged.
+    """
+    name = _profile_name(pairs)
+    if name is None:
+        return pairs
+    with db.reader() as conn:
+        profile = profiles_db.profile_by_name(conn, name)
+    if profile is None:
+        raise errors.BadRequest(
+            "No device profile named '%s'." % name,
+            code=errors.DEVICE_PROFILE_UNKNOWN)
+    suffixes = [group_suffix(position)
+                for position in range(len(profile['groups']))]
+    _check_suffixes_free(pairs, suffixes)
+    expanded = []
+    for key, value in pairs:
+        if key != QUERY_PARAMETER:
+            expanded.append((key, value))
+            continue
+        for suffix, group in zip(suffixes, profile['groups']):
+            expanded += _granular_pairs(suffix, group)
+    return expanded

@@ -2,6 +2,7 @@
 
 from placement_lite import engine
 from placement_lite import microversion
+from placement_lite.domain import device_profiles
 from placement_lite.handlers import query
 from placement_lite.handlers import util
 from placement_lite.schemas import allocation_candidates as schema
@@ -15,6 +16,8 @@ class AllocationCandidates:
         version = tuple(microversion.of(req))
         pairs = util.query_pairs(req)
         query.validate(req, schema.query_schema(version))
+        if version >= (1, 40):
+            pairs = device_profiles.expand_request(req.placement.db, pairs)
         request = engine.parse_query(pairs, version)
         found = engine.find_candidates(
             req.placement.db, req.placement.conf, request,

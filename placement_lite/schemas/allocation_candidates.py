@@ -44,5 +44,9 @@ def query_schema(version):
         properties['root_required'] = {'type': ['string']}
     if version >= (1, 36):
         properties['same_subtree'] = {'type': ['string']}
+    if version >= (1, 40):
+        # placement_lite's extension: one device profile, expanded into
+        # granular groups before parsing (domain.device_profiles).
+        properties['device_profile'] = dict(_STRING)
     return schema
 
