@@ -42,13 +42,14 @@ def last_values(req):
     return latest
 
 
+_QUERY_FORMATS = jsonschema.FormatChecker()
+
+
 def validate(req, schema):
     """400 unless the query string (last value of each key) fits ``schema``."""
-    try:
-        jsonschema.validate(last_values(req), schema,
-                            format_checker=jsonschema.FormatChecker())
-    except jsonschema.ValidationError as exc:
-        raise errors.BadRequest(_INVALID + str(exc))
+    error = util.schema_error(last_values(req), schema, _QUERY_FORMATS)
+    if error is not None:
+        raise errors.BadRequest(_INVALID + str(error))
 
 
 def member_of(req, suffix=''):
