@@ -10,13 +10,17 @@ links = tables.resource_provider_traits
 
 
 def traits_of(conn, provider_id):
-    """The provider's trait rows (id, name, created_at, updated_at) by name."""
+    """The provider's trait rows (id, name, created_at, updated_at).
+
+    Oldest trait first, as the reference lists them: standard traits before
+    custom ones.
+    """
     return conn.execute(
         sa.select(traits.c.id, traits.c.name, traits.c.created_at,
                   traits.c.updated_at)
         .select_from(traits.join(links, traits.c.id == links.c.trait_id))
         .where(links.c.resource_provider_id == provider_id)
-        .order_by(traits.c.name)).all()
+        .order_by(traits.c.id)).all()
 
 
 def traits_named(conn, names):
@@ -30,12 +34,16 @@ def traits_named(conn, names):
         .order_by(traits.c.name)).all()
 
 
-def set_provider_traits(conn, provider_id, wanted_ids):
-    """Give the provider exactly the traits ``wanted_ids``; True if it changed."""
-    wanted_ids = set(wanted_ids)
-    current = set(conn.execute(
+def trait_ids_of(conn, provider_id):
+    return set(conn.execute(
         sa.select(links.c.trait_id)
         .where(links.c.resource_provider_id == provider_id)).scalars())
+
+
+def set_provider_traits(conn, provider_id, wanted_ids):
+    """Give the provider exactly the traits ``wanted_ids``."""
+    wanted_ids = set(wanted_ids)
+    current = trait_ids_of(conn, provider_id)
     stale = current - wanted_ids
     if stale:
         conn.execute(links.delete().where(
@@ -48,4 +56,3 @@ def set_provider_traits(conn, provider_id, wanted_ids):
             {'resource_provider_id': provider_id, 'trait_id': trait_id,
              'created_at': now}
             for trait_id in sorted(added)])
-    return bool(stale or added)

@@ -19,6 +19,11 @@ class DuplicateProvider(Exception):
         self.column = column
 
 
+class StillReferenced(Exception):
+    """A provider row could not be deleted: something (a child created
+    meanwhile) still refers to it."""
+
+
 def _duplicate_column(exc):
     """'uuid' or 'name': the unique column an IntegrityError is about, or None."""
     text = str(exc.orig)
@@ -85,6 +90,13 @@ def update_provider(conn, provider_id, **values):
         raise DuplicateProvider(column)
 
 
+def lock_provider(conn, provider_id):
+    """Hold the provider's row until the transaction ends (PostgreSQL; a
+    SQLite writer holds the whole database already)."""
+    conn.execute(sa.select(rp.c.id).where(rp.c.id == provider_id)
+                 .with_for_update())
+
+
 def subtree_ids(conn, provider):
     """Ids of ``provider`` and all its descendants."""
     children = {}
@@ -129,7 +141,10 @@ def delete_provider(conn, provider_id):
                      .where(table.c.resource_provider_id == provider_id))
     conn.execute(rp.update().where(rp.c.id == provider_id)
                  .values(root_provider_id=None))
-    conn.execute(rp.delete().where(rp.c.id == provider_id))
+    try:
+        conn.execute(rp.delete().where(rp.c.id == provider_id))
+    except sa.exc.IntegrityError:
+        raise StillReferenced()
 
 
 def providers_with_all_trait_sets(trait_id_sets):

@@ -21,16 +21,20 @@ def get_traits(db, uuid):
 
 
 def _replace_traits(conn, provider, trait_ids):
-    """Set the provider's traits; bump its generation if they changed.
+    """Set the provider's traits; bump its generation if they change.
 
-    Returns the provider's generation afterwards.
+    The generation is bumped before the links are touched, so that a
+    concurrent writer of the same provider waits for this transaction and
+    then fails its own compare-and-bump with a 409. Returns the provider's
+    generation afterwards.
     """
-    if not traits_db.set_provider_traits(conn, provider.id, trait_ids):
+    if set(trait_ids) == traits_db.trait_ids_of(conn, provider.id):
         return provider.generation
     new_generation = lookups.bump_provider_generation(
         conn, provider.id, provider.generation)
     if new_generation is None:
         raise errors.Conflict(_CONCURRENT, code=errors.CONCURRENT_UPDATE)
+    traits_db.set_provider_traits(conn, provider.id, trait_ids)
     return new_generation
 
 

@@ -132,16 +132,22 @@ def delete_provider(db, uuid):
         if provider is None:
             raise errors.NotFound(
                 'No resource provider with uuid %s found for delete' % uuid)
+        parent_conflict = errors.Conflict(
+            'Unable to delete parent resource provider %s: It has child '
+            'resource providers.' % uuid,
+            code=errors.PROVIDER_CANNOT_DELETE_PARENT)
         if providers_db.has_children(conn, provider.id):
-            raise errors.Conflict(
-                'Unable to delete parent resource provider %s: It has child '
-                'resource providers.' % uuid,
-                code=errors.PROVIDER_CANNOT_DELETE_PARENT)
+            raise parent_conflict
         if providers_db.has_allocations(conn, provider.id):
             raise errors.Conflict(
                 'Unable to delete resource provider %s: Resource provider has '
                 'allocations.' % uuid, code=errors.PROVIDER_IN_USE)
-        providers_db.delete_provider(conn, provider.id)
+        try:
+            providers_db.delete_provider(conn, provider.id)
+        except providers_db.StillReferenced:
+            # A child (or allocation) arrived after the checks above; the
+            # reference reports it as a child too.
+            raise parent_conflict
 
 
 @dataclasses.dataclass
