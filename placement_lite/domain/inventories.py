@@ -1,7 +1,10 @@
 """Provider inventories: read, add, update, replace and delete them.
 
 Every change checks and bumps the provider's generation in the same
-transaction. :func:`set_provider_inventories` is the replacement step on its
+transaction, before it reads or writes inventory rows: the bump locks the
+provider row, so concurrent writers of one provider queue there and then
+fail their own compare-and-bump (409) instead of colliding on rows. A
+refusal found after the bump rolls it back with everything else. :func:`set_provider_inventories` is the replacement step on its
 own, for callers (the reshaper) that change several providers in one
 transaction of theirs.
 """
@@ -94,9 +97,8 @@ def set_provider_inventories(conn, provider, inventories):
     (a class to drop still has allocations) or :class:`ConcurrentUpdate`;
     the caller's transaction must then roll back.
     """
-    by_id = dict(zip(
-        _class_ids(conn, inventories),
-        inventories))
+    by_id = dict(zip(_class_ids(conn, inventories), inventories))
+    new_generation = _bump(conn, provider.id, provider.generation)
     existing = db.classes_with_inventory(conn, provider.id)
     to_delete = existing - by_id.keys()
     if to_delete:
@@ -106,7 +108,7 @@ def set_provider_inventories(conn, provider, inventories):
         for class_id in by_id.keys() - existing})
     _update_existing(conn, provider, {
         class_id: by_id[class_id] for class_id in by_id.keys() & existing})
-    return _bump(conn, provider.id, provider.generation)
+    return new_generation
 
 
 def get_inventories(database, uuid):
@@ -147,6 +149,8 @@ def add_inventory(database, uuid, inventory, reserved_may_equal_total):
             raise errors.BadRequest(
                 'Unable to create inventory for resource provider %s: %s'
                 % (uuid, exc))
+        new_generation = _bump_or_conflict(conn, provider,
+                                           'Update conflict: %s')
         if class_id in db.classes_with_inventory(conn, provider.id):
             raise errors.Conflict(
                 'Update conflict: the resource provider %s already has '
@@ -154,7 +158,7 @@ def add_inventory(database, uuid, inventory, reserved_may_equal_total):
                 code=errors.CONCURRENT_UPDATE)
         db.insert_inventories(conn, provider.id,
                               {class_id: inventory.values()})
-        return _bump_or_conflict(conn, provider, 'Update conflict: %s')
+        return new_generation
 
 
 def update_inventory(database, uuid, generation, inventory,
@@ -173,12 +177,14 @@ def update_inventory(database, uuid, generation, inventory,
             class_id = _class_ids(conn, [inventory])[0]
         except resource_classes.UnknownResourceClass as exc:
             raise errors.NotFound(str(exc))
+        new_generation = _bump_or_conflict(conn, provider,
+                                           'update conflict: %s')
         if not _update_existing(conn, provider, {class_id: inventory}):
             raise errors.BadRequest(
                 'No inventory record with resource class for resource '
                 'provider %s: No inventory of class %s found.'
                 % (uuid, inventory.resource_class))
-        return _bump_or_conflict(conn, provider, 'update conflict: %s')
+        return new_generation
 
 
 def replace_inventories(database, uuid, generation, inventories,
@@ -217,6 +223,8 @@ def delete_inventory(database, uuid, resource_class):
                 conn, [resource_class])[resource_class]
         except resource_classes.UnknownResourceClass as exc:
             raise errors.NotFound('%s: %s' % (not_found, exc))
+        _bump_or_conflict(conn, provider, 'Unable to delete inventory of '
+                          'class %s: %%s' % resource_class)
         try:
             deleted = _delete_unused(conn, provider, {class_id})
         except InventoryInUse as exc:
@@ -226,8 +234,6 @@ def delete_inventory(database, uuid, resource_class):
                 % (resource_class, exc), code=errors.CONCURRENT_UPDATE)
         if not deleted:
             raise errors.NotFound('%s: %s' % (not_found, not_found))
-        _bump_or_conflict(conn, provider, 'Unable to delete inventory of '
-                          'class %s: %%s' % resource_class)
 
 
 def delete_all_inventories(database, uuid):
