@@ -180,3 +180,4 @@ def test_below_1_40_the_parameter_is_unknown(numa_env):
         version='1.39')
     assert detail == other['errors'][0]['detail'].replace(
         'device_profilx', 'device_profile')
+
