@@ -4,9 +4,11 @@ Every change checks and bumps the provider's generation in the same
 transaction, before it reads or writes inventory rows: the bump locks the
 provider row, so concurrent writers of one provider queue there and then
 fail their own compare-and-bump (409) instead of colliding on rows. A
-refusal found after the bump rolls it back with everything else. :func:`set_provider_inventories` is the replacement step on its
-own, for callers (the reshaper) that change several providers in one
-transaction of theirs.
+refusal found after the bump rolls it back with everything else.
+
+:func:`set_provider_inventories` is the replacement step on its own, for
+callers (the reshaper) that change several providers in one transaction of
+theirs.
 """
 
 import dataclasses

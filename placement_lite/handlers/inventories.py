@@ -16,15 +16,8 @@ def _path(uuid, resource_class):
     return '/resource_providers/%s/inventories/%s' % (uuid, resource_class)
 
 
-def _fields(inventory):
-    return {'total': inventory.total, 'reserved': inventory.reserved,
-            'min_unit': inventory.min_unit, 'max_unit': inventory.max_unit,
-            'step_size': inventory.step_size,
-            'allocation_ratio': inventory.allocation_ratio}
-
-
 def _render_one(req, resp, generation, inventory, status=200):
-    util.render(resp, dict(_fields(inventory),
+    util.render(resp, dict(inventory.values(),
                            resource_provider_generation=generation), status)
     util.set_last_modified(req, resp, inventory.last_modified)
 
@@ -32,7 +25,7 @@ def _render_one(req, resp, generation, inventory, status=200):
 def _render_all(req, resp, generation, all_inventories):
     util.render(resp, {
         'resource_provider_generation': generation,
-        'inventories': {inventory.resource_class: _fields(inventory)
+        'inventories': {inventory.resource_class: inventory.values()
                         for inventory in all_inventories}})
     if all_inventories:
         util.set_last_modified(req, resp, util.newest(*(
