@@ -241,7 +241,7 @@ class _Flaky:
     def __call__(self, conn):
         self.calls += 1
         if self.calls <= self.losses:
-            raise allocations._ProviderGenerationChanged()
+            raise allocations.ProviderGenerationChanged()
         return 'written'
 
 

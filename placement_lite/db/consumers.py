@@ -41,31 +41,31 @@ def _ids_by(conn, table, column, values):
     return {value: id_ for value, id_ in rows}
 
 
-def _ensure(conn, table, column, values):
+def _ids(conn, table, column, values, create):
     values = set(values)
     if not values:
         return {}
     found = _ids_by(conn, table, column, values)
     missing = values - set(found)
-    if missing:
+    if missing and create:
         _insert_ignoring_duplicates(conn, table, column, missing)
         found.update(_ids_by(conn, table, column, missing))
     return found
 
 
-def ensure_projects(conn, external_ids):
-    """{external_id: id}, creating the projects that do not exist yet."""
-    return _ensure(conn, projects, 'external_id', external_ids)
+def project_ids(conn, external_ids, create=False):
+    """{external_id: id} of those projects; ``create`` adds missing ones."""
+    return _ids(conn, projects, 'external_id', external_ids, create)
 
 
-def ensure_users(conn, external_ids):
-    """{external_id: id}, creating the users that do not exist yet."""
-    return _ensure(conn, users, 'external_id', external_ids)
+def user_ids(conn, external_ids, create=False):
+    """{external_id: id} of those users; ``create`` adds missing ones."""
+    return _ids(conn, users, 'external_id', external_ids, create)
 
 
-def ensure_consumer_types(conn, names):
-    """{name: id}, creating the consumer types that do not exist yet."""
-    return _ensure(conn, consumer_types, 'name', names)
+def consumer_type_ids(conn, names, create=False):
+    """{name: id} of those consumer types; ``create`` adds missing ones."""
+    return _ids(conn, consumer_types, 'name', names, create)
 
 
 def _consumer_query():

@@ -65,7 +65,7 @@ def put_wording(consumer_uuid):
         POST_WORDING, unknown_class=PUT_WORDING % consumer_uuid)
 
 
-class _ProviderGenerationChanged(Exception):
+class ProviderGenerationChanged(Exception):
     """A provider generation moved during the write: retry afresh."""
 
 
@@ -80,7 +80,7 @@ class _Claim:
 
 
 def _retryable(exc):
-    if isinstance(exc, _ProviderGenerationChanged):
+    if isinstance(exc, ProviderGenerationChanged):
         return True
     if isinstance(exc, sqlalchemy.exc.DBAPIError):
         sqlstate = getattr(exc.orig, 'pgcode', None)
@@ -117,8 +117,9 @@ def set_allocations(ctx, claims, wording):
     owners = consumers.ensure_owners(ctx.db, ctx.conf, claims)
 
     def work(conn):
-        existing = consumers.check_generations(conn, claims)
-        lock_providers(conn, claims)
+        existing = consumers.lock_consumers(conn, claims)
+        consumers.check_generations(claims, existing)
+        require_providers(claims, lock_providers(conn, claims))
         states = consumers.record_consumers(
             conn, ctx.conf, claims, owners, existing)
         replace_allocations(conn, claims, states, wording)
@@ -131,20 +132,24 @@ def _current_of_emptied(conn, requests):
     return allocations_db.of_consumers(conn, emptied)
 
 
-def lock_providers(conn, requests):
+def lock_providers(conn, requests, also=()):
     """Lock every provider the write touches, in one id-ordered statement:
-    those named (400 for one that does not exist) and those holding the
-    current allocations of consumers being emptied. Returns {uuid: row}."""
+    those named, those holding the current allocations of consumers being
+    emptied, and ``also``. Returns {uuid: row} of those that exist."""
     named = [uuid for request in requests for uuid in request.allocations]
     holding = [row.provider_uuid
                for row in _current_of_emptied(conn, requests)]
-    found = allocations_db.lock_providers(conn, named + holding)
-    for uuid in named:
-        if uuid not in found:
-            raise errors.BadRequest(
-                "Allocation for resource provider '%s' that does not exist."
-                % uuid)
-    return found
+    return allocations_db.lock_providers(conn, [*named, *holding, *also])
+
+
+def require_providers(requests, found):
+    """400 for the first provider the requests name that does not exist."""
+    for request in requests:
+        for uuid in request.allocations:
+            if uuid not in found:
+                raise errors.BadRequest(
+                    "Allocation for resource provider '%s' that does not "
+                    "exist." % uuid)
 
 
 def _claims(conn, requests, providers):
@@ -169,9 +174,9 @@ def _claims(conn, requests, providers):
 
 def replace_allocations(conn, requests, states, wording):
     """The body of an allocation write, inside the caller's transaction,
-    after :func:`lock_providers` (the reshaper calls it between its two
-    inventory steps, which move provider generations: they are read again
-    here, under the lock)."""
+    after :func:`lock_providers` and :func:`require_providers` (the reshaper
+    calls it between its two inventory steps, which move provider
+    generations: they are read again here, under the lock)."""
     providers = lock_providers(conn, requests)
     claims = _claims(conn, requests, providers)
     if not claims:
@@ -201,7 +206,7 @@ def replace_allocations(conn, requests, states, wording):
     for provider_id in provider_ids:
         if lookups.bump_provider_generation(
                 conn, provider_id, touched[provider_id].generation) is None:
-            raise _ProviderGenerationChanged(provider_id)
+            raise ProviderGenerationChanged(provider_id)
     for uuid in sorted(consumer_uuids):
         state = states[uuid]
         if not consumers_db.bump_consumer_generation(

@@ -13,8 +13,8 @@ Rules (the reference's):
 - from 1.38 the request names the consumer type; below that an existing
   consumer keeps its type and a new one has none ("unknown");
 - projects, users and consumer types are created the first time they are
-  named, in their own short transactions (they are harmless to keep when the
-  allocation write then fails).
+  named, in a short transaction of their own (they are harmless to keep
+  when the allocation write then fails).
 """
 
 import dataclasses
@@ -66,21 +66,27 @@ def _owner_of(conf, claim):
     return claim.project_id, claim.user_id
 
 
+def _owner_rows(conn, projects, users, type_names, create):
+    return Owners(consumers_db.project_ids(conn, projects, create),
+                  consumers_db.user_ids(conn, users, create),
+                  consumers_db.consumer_type_ids(conn, type_names, create))
+
+
 def ensure_owners(db, conf, claims):
-    """Create the projects, users and consumer types the claims name."""
+    """Ids of the projects, users and consumer types the claims name,
+    creating the missing ones in one short transaction of their own."""
     owners = [_owner_of(conf, claim) for claim in claims]
+    projects = {project for project, _user in owners}
+    users = {user for _project, user in owners}
     type_names = {claim.consumer_type for claim in claims
                   if claim.consumer_type is not None}
+    with db.reader() as conn:
+        found = _owner_rows(conn, projects, users, type_names, create=False)
+    if (len(found.projects), len(found.users), len(found.consumer_types)) == (
+            len(projects), len(users), len(type_names)):
+        return found
     with db.writer() as conn:
-        projects = consumers_db.ensure_projects(conn, {p for p, _ in owners})
-    with db.writer() as conn:
-        users = consumers_db.ensure_users(conn, {u for _, u in owners})
-    consumer_types = {}
-    if type_names:
-        with db.writer() as conn:
-            consumer_types = consumers_db.ensure_consumer_types(
-                conn, type_names)
-    return Owners(projects, users, consumer_types)
+        return _owner_rows(conn, projects, users, type_names, create=True)
 
 
 def _generation_conflict(expected, given):
@@ -90,14 +96,15 @@ def _generation_conflict(expected, given):
         code=errors.CONCURRENT_UPDATE)
 
 
-def check_generations(conn, claims):
-    """Lock the existing consumers and check the generations clients expect.
-
-    Returns {uuid: consumer row} for the consumers that exist. Must run
-    before anything else the write locks (consumers are locked first).
-    """
-    existing = consumers_db.consumers_by_uuid(
+def lock_consumers(conn, claims):
+    """Lock the claims' existing consumers (before anything else a write
+    locks); returns {uuid: consumer row}."""
+    return consumers_db.consumers_by_uuid(
         conn, [claim.uuid for claim in claims], lock=True)
+
+
+def check_generations(claims, existing):
+    """409 unless each consumer is at the generation its claim expects."""
     for claim in claims:
         if claim.generation is UNCHECKED:
             continue
@@ -107,7 +114,6 @@ def check_generations(conn, claims):
                 _generation_conflict(None, claim.generation)
         elif row.generation != claim.generation:
             _generation_conflict(row.generation, claim.generation)
-    return existing
 
 
 def record_consumers(conn, conf, claims, owners, existing):

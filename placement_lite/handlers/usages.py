@@ -4,11 +4,9 @@
     GET /usages?project_id=&user_id=      (1.9; consumer_type from 1.38)
 """
 
-import jsonschema
-
-from placement_lite import errors
 from placement_lite import microversion
 from placement_lite.domain import usages
+from placement_lite.handlers import query
 from placement_lite.handlers import util
 from placement_lite.schemas import usages as schemas
 
@@ -26,35 +24,24 @@ class ProviderUsages:
         util.set_last_modified(req, resp, None)
 
 
-def _query(req, schema):
-    """The query string as a dict (last value wins), validated."""
-    query = dict(util.query_pairs(req))
-    try:
-        jsonschema.validate(query, schema,
-                            format_checker=jsonschema.FormatChecker())
-    except jsonschema.ValidationError as exc:
-        raise errors.BadRequest('Invalid query string parameters: %s' % exc)
-    return query
-
-
 class TotalUsages:
     """/usages"""
 
     def on_get(self, req, resp):
         microversion.require(req, '1.9')
         util.require_json_accept(req)
-        pairs = dict(util.query_pairs(req))
+        given = query.last_values(req)
         req.placement.can('placement:usages',
-                          {'project_id': pairs.get('project_id')})
+                          {'project_id': given.get('project_id')})
         if microversion.at_least(req, '1.38'):
-            query = _query(req, schemas.USAGES_QUERY_1_38)
+            query.validate(req, schemas.USAGES_QUERY_1_38)
             body = usages.project_usages_by_type(
-                req.placement, query['project_id'], query.get('user_id'),
-                query.get('consumer_type'))
+                req.placement, given['project_id'], given.get('user_id'),
+                given.get('consumer_type'))
         else:
-            query = _query(req, schemas.USAGES_QUERY_1_9)
+            query.validate(req, schemas.USAGES_QUERY_1_9)
             body = usages.project_usages(
-                req.placement, query['project_id'], query.get('user_id'))
+                req.placement, given['project_id'], given.get('user_id'))
         util.render(resp, {'usages': body})
         util.set_last_modified(req, resp, None)
 
