@@ -37,6 +37,7 @@ HANDLER_MODULES = [
     'allocation_candidates',
     'allocations',
     'usages',
+    'reshaper',
     'resource_classes',
     'inventories',
     'traits',
