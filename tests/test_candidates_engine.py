@@ -132,3 +132,76 @@ def test_impossible_wide_request_is_cut_early(sqlite_env):
         combiner = _combiner(conn, _granular(9, 'none'))
         assert list(combiner.generate()) == []
     assert combiner.steps == 0
+
+
+def _env_with(**options):
+    return harness.Environment('sqlite', **{
+        'placement.' + name: value for name, value in options.items()})
+
+
+THREE_HOSTS = [{'name': 'host%d' % i, 'inventories': {'VCPU': 2}}
+               for i in range(3)]
+
+
+def _first_providers(body):
+    return [list(r['allocations']) for r in body['allocation_requests']]
+
+
+def test_depth_first_exhausts_each_tree():
+    env = _env_with()
+    try:
+        worlds.load_into_db(env.db, THREE_HOSTS)
+        body = _candidates(
+            env, 'resources_A=VCPU:1&resources_B=VCPU:1&group_policy=none')
+        order = [(r['mappings']['_A'][0], r['mappings']['_B'][0])
+                 for r in body['allocation_requests']]
+        assert order == [(U('host%d' % i), U('host%d' % i))
+                         for i in range(3)]
+    finally:
+        env.close()
+
+
+def test_breadth_first_and_max_candidates():
+    env = _env_with(allocation_candidates_generation_strategy='breadth-first',
+                    max_allocation_candidates=2)
+    try:
+        worlds.load_into_db(env.db, THREE_HOSTS)
+        body = _candidates(env, 'resources=VCPU:1')
+        assert _first_providers(body) == [[U('host0')], [U('host1')]]
+        assert sorted(body['provider_summaries']) == sorted(
+            [U('host0'), U('host1')])
+        body = _candidates(env, 'resources=VCPU:1&limit=1')
+        assert _first_providers(body) == [[U('host0')]]
+    finally:
+        env.close()
+
+
+def test_randomized_candidates_are_a_sample():
+    env = _env_with(randomize_allocation_candidates=True)
+    try:
+        worlds.load_into_db(env.db, THREE_HOSTS)
+        seen = set()
+        for _ in range(30):
+            body = _candidates(env, 'resources=VCPU:1&limit=1')
+            (providers,) = _first_providers(body)
+            seen.add(providers[0])
+        assert seen == {U('host0'), U('host1'), U('host2')}
+        body = _candidates(env, 'resources=VCPU:1')
+        assert len(body['allocation_requests']) == 3
+    finally:
+        env.close()
+
+
+def test_shared_amounts_are_summed_once(environment):
+    """The reference sums repeated classes into shared objects; a provider
+    serving two groups asking VCPU:1 each gives VCPU:2, in every request."""
+    worlds.load_into_db(environment.db, [
+        {'name': 'cn', 'inventories': {'VCPU': 8, 'DISK_GB': 100}},
+        {'name': 'cn2', 'inventories': {'VCPU': 8, 'DISK_GB': 100}}])
+    for _ in range(3):
+        body = _candidates(
+            environment, 'resources=VCPU:1,DISK_GB:20&resources_NIC=VCPU:1'
+            '&group_policy=isolate')
+        assert _allocation_sets(body) == sorted(
+            [[(U(name), [('DISK_GB', 20), ('VCPU', 2)])]
+             for name in ('cn', 'cn2')])
