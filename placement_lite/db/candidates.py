@@ -230,6 +230,8 @@ class TreeProvider:
     root_uuid: str = None
     #: {resource class id: (capacity, used)}
     resources: dict = dataclasses.field(default_factory=dict)
+    #: In trait id order (standard traits first, then custom ones as
+    #: created), the order the reference shows them in.
     trait_names: list = dataclasses.field(default_factory=list)
 
 
@@ -280,11 +282,10 @@ def providers_of_trees(conn, root_ids):
         sa.select(rpt.c.resource_provider_id, traits.c.name)
         .select_from(rpt.join(traits, traits.c.id == rpt.c.trait_id)
                      .join(rp, rp.c.id == rpt.c.resource_provider_id))
-        .where(rp.c.root_provider_id.in_(roots)))
+        .where(rp.c.root_provider_id.in_(roots))
+        .order_by(rpt.c.trait_id))
     for provider_id, name in conn.execute(query):
         providers[provider_id].trait_names.append(name)
-    for provider in providers.values():
-        provider.trait_names.sort()
     return providers
 
 
