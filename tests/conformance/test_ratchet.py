@@ -1,8 +1,10 @@
-"""The conformance ratchet: the reference's own gabbi files, run on SQLite.
+"""The conformance ratchet: the reference's own gabbi files, per backend.
 
-One test per upstream file (so pytest-xdist spreads them): it fails when a
-test of the file fails that expected_failures.txt does not list, and when a
-listed test now passes, so the list can only shrink. After making listed
+One test per upstream file and backend (so pytest-xdist spreads them): it
+fails when a test of the file fails that expected_failures.txt does not
+list, and when a listed test now passes, so the list can only shrink. The
+list is the same for both backends: a test that passes on one and fails on
+the other is a divergence to fix, not to record. After making listed
 tests pass, run ``python -m tests.conformance --write-expected`` and commit
 the shorter list.
 """
@@ -22,8 +24,8 @@ HOW_TO_UPDATE = ('python -m tests.conformance --write-expected rewrites '
 
 @pytest.mark.parametrize('yaml_path', UPSTREAM_FILES,
                          ids=[os.path.basename(p) for p in UPSTREAM_FILES])
-def test_upstream_file(yaml_path):
-    _name, results, _seconds = runner.run_one_file(yaml_path, 'sqlite')
+def test_upstream_file(yaml_path, backend):
+    _name, results, _seconds = runner.run_one_file(yaml_path, backend)
     unexpected, fixed = runner.compare(results, EXPECTED)
     problems = (['fails, not listed as expected (%s):\n  %s\n%s'
                  % (r.reason, r.name, r.message) for r in unexpected]
