@@ -67,6 +67,9 @@ def parse_args(argv):
     parser.add_argument('--no-cache', action='store_true',
                         help="load the reference through its API even when "
                              "its database is cached in .bench/cache")
+    parser.add_argument('--note', default='',
+                        help='a remark on the conditions of this run, kept '
+                             'with its results (e.g. a busy machine)')
     parser.add_argument('--ports', type=int, nargs=2,
                         metavar=('LITE', 'REFERENCE'),
                         help='ports on 127.0.0.1 (default: free ones)')
@@ -228,7 +231,7 @@ def run_size(hosts, args, names, venv):
                 report['load_seconds'] = dict(pool.map(load, to_load))
         if 'reference' in running and 'reference' not in to_load:
             with open(reference_cache(cloud) + '.json') as source:
-                report['load_seconds']['reference (cached)'] = json.load(
+                report['load_seconds']['reference, when cached'] = json.load(
                     source)['load_seconds']
         for query in named:
             entry = {'name': query.name, 'description': query.description,
@@ -253,7 +256,7 @@ def save_if_different(hosts, query, entry, quick):
     if len(bodies) < 2 or None in counts or len(counts) == 1:
         return
     for name, body in bodies.items():
-        path = os.path.join(REPORTS, 'bench-%s%d-%s-%s.json' % (
+        path = os.path.join(REPORTS, 'response-%s%d-%s-%s.json' % (
             'quick-' if quick else '', hosts, query.name, name))
         with open(path, 'wb') as out:
             out.write(body)
@@ -341,7 +344,7 @@ def describe(report):
 
 def write_markdown():
     reports = []
-    for path in glob.glob(os.path.join(REPORTS, 'bench-*.json')):
+    for path in glob.glob(os.path.join(REPORTS, 'bench-[0-9]*.json')):
         with open(path) as source:
             report = json.load(source)
         if not report.get('quick'):
@@ -374,7 +377,10 @@ def write_markdown():
         parts.append('| %s | %s |' % (entry['name'], entry['description']))
     for report in reports:
         parts += ['', '## %d compute hosts' % report['hosts'], '',
-                  describe(report), '', table(report)]
+                  describe(report), '']
+        if report.get('note'):
+            parts += [report['note'], '']
+        parts.append(table(report))
     os.makedirs(os.path.dirname(MARKDOWN), exist_ok=True)
     with open(MARKDOWN, 'w') as out:
         out.write('\n'.join(parts) + '\n')
@@ -405,7 +411,7 @@ def main(argv=None):
         started = time.monotonic()
         report = run_size(hosts, args, names, venv)
         report.update({
-            'quick': args.quick, 'warmup': args.warmup,
+            'quick': args.quick, 'note': args.note, 'warmup': args.warmup,
             'repetitions': args.repetitions, 'processes': args.processes,
             'threads': args.threads, 'timeout': args.timeout,
             'postgresql': postgresql, 'commit': _commit(),
