@@ -7,43 +7,18 @@ add the same class) queue on the provider: one wins, the others get 409
 of them with a 201.
 """
 
-import concurrent.futures
-
 import pytest
+
+from tests import races
 
 PROVIDER = '1d000000-0000-4000-8000-000000000001'
 INVENTORIES = '/resource_providers/%s/inventories' % PROVIDER
 WRITERS = 8
 
 
-def _race(environment, requests):
-    """Send (method, path, body) requests at once; their statuses and payloads."""
-    def send(request):
-        method, path, body = request
-        status, _headers, payload = environment.request(
-            method, path, body, version='1.26')
-        return status, payload
-
-    with concurrent.futures.ThreadPoolExecutor(len(requests)) as pool:
-        return list(pool.map(send, requests))
-
-
 @pytest.fixture
 def provider(environment):
-    status, _headers, _body = environment.request(
-        'POST', '/resource_providers', {'name': 'racer', 'uuid': PROVIDER},
-        version='1.20')
-    assert status == 200
-
-
-def _one_winner(results, winning_status):
-    statuses = sorted(status for status, _payload in results)
-    assert statuses == sorted([winning_status] + [409] * (len(results) - 1)), (
-        results)
-    for status, payload in results:
-        if status == 409:
-            assert payload['errors'][0]['code'] == (
-                'placement.concurrent_update')
+    races.create_provider(environment, PROVIDER)
 
 
 def _stored(environment):
@@ -57,11 +32,10 @@ def test_concurrent_replacements(environment, provider):
                'inventories': {'VCPU': {'total': n + 1},
                                'DISK_GB': {'total': 100 + n}}}
               for n in range(WRITERS)]
-    results = _race(environment, [('PUT', INVENTORIES, body)
-                                  for body in bodies])
-    _one_winner(results, 200)
-    winner = next(body for (status, _payload), body in zip(results, bodies)
-                  if status == 200)
+    results = races.race(environment, [('PUT', INVENTORIES, body)
+                                       for body in bodies], '1.26')
+    races.assert_one_winner(results, 200)
+    winner = races.winning_body(results, bodies)
     stored = _stored(environment)
     assert stored['resource_provider_generation'] == 1
     assert {rc: inv['total'] for rc, inv in stored['inventories'].items()} == {
@@ -69,10 +43,10 @@ def test_concurrent_replacements(environment, provider):
 
 
 def test_concurrent_additions_of_one_class(environment, provider):
-    results = _race(environment, [
+    results = races.race(environment, [
         ('POST', INVENTORIES, {'resource_class': 'VCPU', 'total': n + 1})
-        for n in range(WRITERS)])
-    _one_winner(results, 201)
+        for n in range(WRITERS)], '1.26')
+    races.assert_one_winner(results, 201)
     stored = _stored(environment)
     assert stored['resource_provider_generation'] == 1
     assert list(stored['inventories']) == ['VCPU']
@@ -81,11 +55,11 @@ def test_concurrent_additions_of_one_class(environment, provider):
 def test_concurrent_updates_of_one_class(environment, provider):
     environment.request('POST', INVENTORIES,
                         {'resource_class': 'VCPU', 'total': 1}, version='1.26')
-    results = _race(environment, [
+    results = races.race(environment, [
         ('PUT', INVENTORIES + '/VCPU',
          {'resource_provider_generation': 1, 'total': n + 10})
-        for n in range(WRITERS)])
-    _one_winner(results, 200)
+        for n in range(WRITERS)], '1.26')
+    races.assert_one_winner(results, 200)
     winner = next(payload for status, payload in results if status == 200)
     stored = _stored(environment)
     assert stored['resource_provider_generation'] == 2
@@ -93,17 +67,17 @@ def test_concurrent_updates_of_one_class(environment, provider):
 
 
 def test_concurrent_creators_of_one_class(environment):
-    results = _race(environment, [('PUT', '/resource_classes/CUSTOM_RACE',
-                                   None)] * WRITERS)
+    results = races.race(environment, [
+        ('PUT', '/resource_classes/CUSTOM_RACE', None)] * WRITERS, '1.26')
     assert sorted(status for status, _payload in results) == (
         [201] + [204] * (WRITERS - 1))
 
 
 def test_concurrent_creators_of_different_classes(environment):
     """Custom class ids are picked at once; collisions are retried."""
-    results = _race(environment, [
+    results = races.race(environment, [
         ('POST', '/resource_classes', {'name': 'CUSTOM_RACE_%d' % n})
-        for n in range(WRITERS)])
+        for n in range(WRITERS)], '1.26')
     assert [status for status, _payload in results] == [201] * WRITERS
     _status, _headers, body = environment.request('GET', '/resource_classes',
                                                   version='1.26')
@@ -113,7 +87,7 @@ def test_concurrent_creators_of_different_classes(environment):
 
 
 def test_concurrent_creators_of_one_trait(environment):
-    results = _race(environment, [('PUT', '/traits/CUSTOM_RACE', None)]
-                    * WRITERS)
+    results = races.race(environment, [
+        ('PUT', '/traits/CUSTOM_RACE', None)] * WRITERS, '1.26')
     assert sorted(status for status, _payload in results) == (
         [201] + [204] * (WRITERS - 1))

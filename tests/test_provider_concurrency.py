@@ -5,39 +5,22 @@ succeed, the rest must see ``placement.concurrent_update`` (never a 500 or
 a lost update).
 """
 
-import concurrent.futures
-
 import pytest
+
+from tests import races
 
 PROVIDER = '0d000000-0000-4000-8000-000000000001'
 WRITERS = 8
 
 
-def _race(environment, method, path, bodies):
-    def send(body):
-        status, _headers, payload = environment.request(
-            method, path, body, version='1.23')
-        return status, payload
-
-    with concurrent.futures.ThreadPoolExecutor(len(bodies)) as pool:
-        return list(pool.map(send, bodies))
-
-
 @pytest.fixture
 def provider(environment):
-    status, _headers, _body = environment.request(
-        'POST', '/resource_providers', {'name': 'racer', 'uuid': PROVIDER},
-        version='1.20')
-    assert status == 200
+    races.create_provider(environment, PROVIDER)
 
 
-def _one_winner(results):
-    statuses = sorted(status for status, _payload in results)
-    assert statuses == [200] + [409] * (len(results) - 1), results
-    for status, payload in results:
-        if status == 409:
-            assert payload['errors'][0]['code'] == (
-                'placement.concurrent_update')
+def _race(environment, method, path, bodies):
+    return races.race(environment, [(method, path, body) for body in bodies],
+                      '1.23')
 
 
 def test_concurrent_aggregate_writers(environment, provider):
@@ -48,9 +31,8 @@ def test_concurrent_aggregate_writers(environment, provider):
                'resource_provider_generation': 0} for n in range(WRITERS)]
     results = _race(environment, 'PUT',
                     '/resource_providers/%s/aggregates' % PROVIDER, bodies)
-    _one_winner(results)
-    winner = next(body for (status, _payload), body in zip(results, bodies)
-                  if status == 200)
+    races.assert_one_winner(results)
+    winner = races.winning_body(results, bodies)
     _status, _headers, stored = environment.request(
         'GET', '/resource_providers/%s/aggregates' % PROVIDER, version='1.23')
     assert sorted(stored['aggregates']) == sorted(winner['aggregates'])
@@ -65,9 +47,8 @@ def test_concurrent_trait_writers(environment, provider):
               for choice in choices[:WRITERS]]
     results = _race(environment, 'PUT',
                     '/resource_providers/%s/traits' % PROVIDER, bodies)
-    _one_winner(results)
-    winner = next(body for (status, _payload), body in zip(results, bodies)
-                  if status == 200)
+    races.assert_one_winner(results)
+    winner = races.winning_body(results, bodies)
     _status, _headers, stored = environment.request(
         'GET', '/resource_providers/%s/traits' % PROVIDER, version='1.23')
     assert stored == {'traits': winner['traits'],
@@ -79,18 +60,13 @@ def test_concurrent_creators_of_one_aggregate(environment):
     uuids = ['0d000000-0000-4000-8000-1000000000%02d' % n
              for n in range(WRITERS)]
     for n, uuid in enumerate(uuids):
-        assert environment.request(
-            'POST', '/resource_providers', {'name': 'p%d' % n, 'uuid': uuid},
-            version='1.20')[0] == 200
+        races.create_provider(environment, uuid, name='p%d' % n)
 
-    def join(uuid):
-        return environment.request(
-            'PUT', '/resource_providers/%s/aggregates' % uuid,
-            {'aggregates': ['0a000000-0000-4000-8000-00000000beef'],
-             'resource_provider_generation': 0}, version='1.23')[0]
-
-    with concurrent.futures.ThreadPoolExecutor(WRITERS) as pool:
-        assert list(pool.map(join, uuids)) == [200] * WRITERS
+    results = races.race(environment, [
+        ('PUT', '/resource_providers/%s/aggregates' % uuid,
+         {'aggregates': ['0a000000-0000-4000-8000-00000000beef'],
+          'resource_provider_generation': 0}) for uuid in uuids], '1.23')
+    assert [status for status, _payload in results] == [200] * WRITERS
     _status, _headers, body = environment.request(
         'GET', '/resource_providers?member_of='
         '0a000000-0000-4000-8000-00000000beef', version='1.23')
