@@ -8,6 +8,7 @@ assembly and combination are done by the engine.
 
 import collections
 import dataclasses
+import typing
 
 import sqlalchemy as sa
 
@@ -25,11 +26,9 @@ rc = tables.resource_classes
 SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 
 
-@dataclasses.dataclass(frozen=True)
-class Capacity:
+class Capacity(typing.NamedTuple):
     """A provider able to serve one amount of one resource class."""
 
-    provider_id: int
     root_id: int
     #: int((total - reserved) * allocation_ratio), as summaries show it.
     capacity: int
@@ -70,11 +69,10 @@ def providers_with_capacity(conn, rc_id, amount, root_id=None):
     if root_id is not None:
         query = query.where(rp.c.root_provider_id == root_id)
     return {
-        row.id: Capacity(row.id, row.root_provider_id,
-                         int((row.total - row.reserved)
-                             * row.allocation_ratio),
-                         int(row.used), row.max_unit)
-        for row in conn.execute(query)}
+        id_: Capacity(root, int((total - reserved) * ratio), int(used),
+                      max_unit)
+        for id_, root, total, reserved, ratio, max_unit, used
+        in conn.execute(query.order_by(rp.c.id)).all()}
 
 
 def provider_ids_with_traits(conn, required):
@@ -86,7 +84,7 @@ def provider_ids_with_traits(conn, required):
         query = query.where(sa.exists().where(
             has.c.resource_provider_id == rp.c.id,
             has.c.trait_id.in_(sorted(alternatives))))
-    return set(conn.execute(query).scalars())
+    return set(conn.execute(query).scalars().all())
 
 
 def provider_ids_with_any_trait(conn, trait_ids):
@@ -94,7 +92,7 @@ def provider_ids_with_any_trait(conn, trait_ids):
         return set()
     query = (sa.select(rpt.c.resource_provider_id).distinct()
              .where(rpt.c.trait_id.in_(sorted(trait_ids))))
-    return set(conn.execute(query).scalars())
+    return set(conn.execute(query).scalars().all())
 
 
 def traits_of_providers_among(conn, trait_ids):
@@ -131,7 +129,7 @@ def provider_ids_in_aggregates(conn, member_of):
         query = query.where(sa.exists().where(
             member.c.resource_provider_id == rp.c.id,
             member.c.aggregate_id.in_(ids)))
-    return set(conn.execute(query).scalars())
+    return set(conn.execute(query).scalars().all())
 
 
 def provider_ids_in_any_aggregate(conn, uuids):
@@ -140,7 +138,7 @@ def provider_ids_in_any_aggregate(conn, uuids):
         return set()
     query = (sa.select(rpa.c.resource_provider_id).distinct()
              .where(rpa.c.aggregate_id.in_(sorted(known.values()))))
-    return set(conn.execute(query).scalars())
+    return set(conn.execute(query).scalars().all())
 
 
 def sharing_provider_ids(conn):
@@ -148,7 +146,7 @@ def sharing_provider_ids(conn):
     query = (sa.select(rpt.c.resource_provider_id)
              .select_from(rpt.join(traits, traits.c.id == rpt.c.trait_id))
              .where(traits.c.name == SHARING_TRAIT))
-    return set(conn.execute(query).scalars())
+    return set(conn.execute(query).scalars().all())
 
 
 def anchors_for_sharing(conn, sharing_ids):
@@ -184,7 +182,7 @@ def roots_with_traits(conn, required_ids, forbidden_ids):
         query = query.where(~sa.exists().where(
             rpt.c.resource_provider_id == rp.c.id,
             rpt.c.trait_id.in_(sorted(forbidden_ids))))
-    return set(conn.execute(query).scalars())
+    return set(conn.execute(query).scalars().all())
 
 
 def tree_of(conn, uuid):

@@ -90,12 +90,11 @@ def _bound(limit, max_candidates):
 
 
 def _render_data(conn, found, combiner, chosen, nested_aware, truncated):
-    roots = found.roots
-    tree_roots = {roots[p] for c in chosen for p in c.allocations}
+    tree_roots = {found.root_of(p) for c in chosen for p in c.allocations}
     providers = db.providers_of_trees(conn, tree_roots)
     if not nested_aware and db.has_provider_trees(conn):
         shown = _legacy_summary_providers(combiner, chosen, tree_roots,
-                                          roots, truncated)
+                                          truncated)
     else:
         shown = set(providers)
     mapped = {p for c in chosen for ps in c.mappings.values() for p in ps}
@@ -123,8 +122,7 @@ def _render_data(conn, found, combiner, chosen, nested_aware, truncated):
     return Candidates(requests, summaries)
 
 
-def _legacy_summary_providers(combiner, chosen, tree_roots, roots,
-                              truncated):
+def _legacy_summary_providers(combiner, chosen, tree_roots, truncated):
     """Before 1.29 summaries show the providers giving resources in any
     request the reference would have built, for the trees returned."""
     shown = {p for c in chosen for p in c.allocations}
@@ -132,5 +130,5 @@ def _legacy_summary_providers(combiner, chosen, tree_roots, roots,
         for anchor in sorted(set(combiner.result.anchors) & tree_roots):
             for candidate in combiner.for_anchor(anchor):
                 shown.update(p for p in candidate.allocations
-                             if roots[p] in tree_roots)
+                             if combiner.result.root_of(p) in tree_roots)
     return shown

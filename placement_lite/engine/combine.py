@@ -107,14 +107,14 @@ class Combiner:
                 offered[rc_id].update(slot.options)
         capacities = self.result.capacities
         for rc_id, total in asked.items():
-            free = sum(capacities[(p, rc_id)].free for p in offered[rc_id])
+            free = sum(capacities[rc_id][p].free for p in offered[rc_id])
             if free < total:
                 return False
         return True
 
     def _ensure_parents(self, slots):
-        roots = self.result.roots
-        needed = {roots[p] for slot in slots for p in slot.options}
+        root_of = self.result.root_of
+        needed = {root_of(p) for slot in slots for p in slot.options}
         missing = needed - self._loaded_trees
         if missing:
             self._parents.update(self._parents_of_trees(missing))
@@ -154,7 +154,7 @@ class _Walk:
         self.slots = slots
         result = combiner.result
         self.capacities = result.capacities
-        self.roots = result.roots
+        self.root_of = result.root_of
         self.sharing = result.sharing
         self.spread_group = next((g for g in result.groups if g.spread), None)
         spread_slots = [i for i, s in enumerate(slots) if not s.suffix]
@@ -194,14 +194,14 @@ class _Walk:
         capacities = self.capacities
         for rc_id, amount in slot.amounts.items():
             total = self.usage[(provider, rc_id)] + amount
-            capacity = capacities[(provider, rc_id)]
+            capacity = capacities[rc_id][provider]
             if total > capacity.free or total > capacity.max_unit:
                 return False
         if slot.suffix and self.combiner.isolate:
             if provider in self.isolated:
                 return False
         if slot.amounts and not self.combiner.nested_aware:
-            owner = self.tree_owner.get(self.roots[provider])
+            owner = self.tree_owner.get(self.root_of(provider))
             if owner is not None and owner[0] != provider:
                 return False
         for rc_id, amount in slot.amounts.items():
@@ -209,7 +209,7 @@ class _Walk:
         if slot.suffix and self.combiner.isolate:
             self.isolated.add(provider)
         if slot.amounts and not self.combiner.nested_aware:
-            root = self.roots[provider]
+            root = self.root_of(provider)
             owner = self.tree_owner.get(root)
             self.tree_owner[root] = (provider, owner[1] + 1 if owner else 1)
         return True
@@ -223,7 +223,7 @@ class _Walk:
         if slot.suffix and self.combiner.isolate:
             self.isolated.discard(provider)
         if slot.amounts and not self.combiner.nested_aware:
-            root = self.roots[provider]
+            root = self.root_of(provider)
             owner = self.tree_owner[root]
             if owner[1] == 1:
                 del self.tree_owner[root]

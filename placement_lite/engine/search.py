@@ -58,15 +58,22 @@ class GroupChoices:
 @dataclasses.dataclass
 class SearchResult:
     groups: list
-    #: {(provider id, rc id): db.Capacity}
+    #: {rc id: {provider id: db.Capacity}}
     capacities: dict
-    #: {provider id: root id} for every provider that may be chosen.
-    roots: dict
+    #: {provider id: root id} for providers chosen without resources.
+    resourceless_roots: dict
     sharing: set
     #: {rc id: name} for every requested class.
     class_names: dict
     #: Anchors (root ids) under which every group can be served.
     anchors: list
+
+    def root_of(self, provider_id):
+        for capable in self.capacities.values():
+            capacity = capable.get(provider_id)
+            if capacity is not None:
+                return capacity.root_id
+        return self.resourceless_roots[provider_id]
 
 
 def search(conn, request):
@@ -77,7 +84,7 @@ def search(conn, request):
     sharing = db.sharing_provider_ids(conn)
     anchors_of_sharing = {}
     capacities = {}
-    roots = {}
+    resourceless_roots = {}
     class_names = {}
     groups = []
     for group in request.groups.values():
@@ -87,12 +94,13 @@ def search(conn, request):
         if not choices.by_anchor:
             raise NoCandidates()
         groups.append(choices)
-        capacities.update(searcher.capacities)
-        roots.update(searcher.roots)
+        for rc_id, capable in searcher.by_class.items():
+            capacities.setdefault(rc_id, {}).update(capable)
+        resourceless_roots.update(searcher.resourceless_roots)
         class_names.update(searcher.class_names)
     anchors = set.intersection(*(set(g.by_anchor) for g in groups))
-    return SearchResult(groups, capacities, roots, sharing, class_names,
-                        sorted(anchors))
+    return SearchResult(groups, capacities, resourceless_roots, sharing,
+                        class_names, sorted(anchors))
 
 
 def _allowed_anchors(conn, request):
@@ -123,8 +131,8 @@ class _GroupSearch:
         self.allowed_anchors = allowed_anchors
         self.sharing = sharing
         self._anchors_of_sharing = anchors_of_sharing
-        self.capacities = {}
-        self.roots = {}
+        self.by_class = {}
+        self.resourceless_roots = {}
         self.class_names = {}
 
     def run(self):
@@ -148,16 +156,13 @@ class _GroupSearch:
             if found is None:
                 raise NoCandidates()
             tree_root = found[1]
-        by_class = {}
+        by_class = self.by_class
         for rc_id, amount in amounts.items():
             capable = db.providers_with_capacity(conn, rc_id, amount,
                                                  tree_root)
             if not capable:
                 raise NoCandidates()
             by_class[rc_id] = capable
-            for provider_id, capacity in capable.items():
-                self.capacities[(provider_id, rc_id)] = capacity
-                self.roots[provider_id] = capacity.root_id
         bad_aggregates = (
             db.provider_ids_in_any_aggregate(conn, group.forbidden_aggregates)
             if group.forbidden_aggregates else set())
@@ -220,13 +225,17 @@ class _GroupSearch:
             providers = (set(in_aggregates) if providers is None
                          else providers & in_aggregates)
         providers -= excluded
-        if not amounts:
-            self.roots.update(db.roots_of(conn, providers))
+        if amounts:
+            any_class = next(iter(by_class.values()))
+            roots = {p: any_class[p].root_id for p in providers}
+        else:
+            roots = db.roots_of(conn, providers)
+            self.resourceless_roots.update(roots)
         by_anchor = {}
         sharing_here = self._sharing_anchors(
             sorted(providers & self.sharing))
         for provider_id in sorted(providers):
-            root_id = self.roots[provider_id]
+            root_id = roots[provider_id]
             anchors = {root_id} | sharing_here.get(provider_id, set())
             for anchor in anchors:
                 if self._anchor_allowed(anchor):
@@ -237,34 +246,17 @@ class _GroupSearch:
                         in_aggregates, bad_aggregates, bad_traits, tree_root):
         per_class = []
         for rc_id in amounts:
-            capable = by_class[rc_id]
-            pairs = {(provider_id, capacity.root_id)
-                     for provider_id, capacity in capable.items()}
-            if tree_root is None:
-                shared = set(capable) & self.sharing
-                if in_aggregates is not None:
-                    shared &= in_aggregates
-                for provider_id, anchors in self._sharing_anchors(
-                        sorted(shared)).items():
-                    pairs.update((provider_id, anchor) for anchor in anchors)
-            pairs = {(p, anchor) for p, anchor in pairs
-                     if self._anchor_allowed(anchor)}
-            if in_aggregates is not None:
-                pairs = {(p, anchor) for p, anchor in pairs
-                         if p in in_aggregates or anchor in in_aggregates}
-            if bad_aggregates:
-                pairs = {(p, anchor) for p, anchor in pairs
-                         if p not in bad_aggregates
-                         and anchor not in bad_aggregates}
+            pairs = self._class_pairs(by_class[rc_id], in_aggregates,
+                                      bad_aggregates, bad_traits, tree_root)
             per_class.append((rc_id, pairs))
         common = set.intersection(*({anchor for _p, anchor in pairs}
                                     for _rc, pairs in per_class))
-        by_anchor = {}
+        by_anchor = {anchor: {} for anchor in sorted(common)}
         for rc_id, pairs in per_class:
             for provider_id, anchor in sorted(pairs):
-                if anchor in common and provider_id not in bad_traits:
-                    by_anchor.setdefault(anchor, {}).setdefault(
-                        rc_id, []).append(provider_id)
+                if anchor in common:
+                    by_anchor[anchor].setdefault(rc_id, []).append(
+                        provider_id)
         # A tree where some class is left with only forbidden providers,
         # or whose chosen providers together could never have the
         # required traits, cannot serve the group.
@@ -281,3 +273,28 @@ class _GroupSearch:
                     continue
             viable[anchor] = choices
         return viable
+
+    def _class_pairs(self, capable, in_aggregates, bad_aggregates,
+                     bad_traits, tree_root):
+        """(provider, anchor) pairs that may give one class to the
+        unsuffixed group: providers of the anchor's tree, and sharing
+        providers of the trees they serve (not with in_tree)."""
+        pairs = [(p, capacity.root_id) for p, capacity in capable.items()
+                 if p not in bad_traits]
+        if tree_root is None:
+            shared = set(capable) & self.sharing
+            if in_aggregates is not None:
+                shared &= in_aggregates
+            for provider_id, anchors in self._sharing_anchors(
+                    sorted(shared - bad_traits)).items():
+                pairs.extend((provider_id, anchor) for anchor in anchors
+                             if anchor != capable[provider_id].root_id)
+        if self.allowed_anchors is not None:
+            pairs = [(p, a) for p, a in pairs if a in self.allowed_anchors]
+        if in_aggregates is not None:
+            pairs = [(p, a) for p, a in pairs
+                     if p in in_aggregates or a in in_aggregates]
+        if bad_aggregates:
+            pairs = [(p, a) for p, a in pairs
+                     if p not in bad_aggregates and a not in bad_aggregates]
+        return pairs
