@@ -205,3 +205,100 @@ def test_shared_amounts_are_summed_once(environment):
         assert _allocation_sets(body) == sorted(
             [[(U(name), [('DISK_GB', 20), ('VCPU', 2)])]
              for name in ('cn', 'cn2')])
+
+
+def _flat_hosts(count):
+    return [{'name': 'h%d' % i, 'inventories': {'VCPU': 4, 'MEMORY_MB': 512}}
+            for i in range(count)]
+
+
+def test_limit_searches_a_window_not_the_cloud(sqlite_env, monkeypatch):
+    """With limit=5 on 200 trees, capacity rows are fetched for one window
+    of trees only, and the answer is the first five trees in order."""
+    worlds.load_into_db(sqlite_env.db, _flat_hosts(200))
+    fetched = []
+    real = engine.db.providers_with_capacity
+
+    def counting(*args, **kwargs):
+        rows = real(*args, **kwargs)
+        fetched.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(engine.db, 'providers_with_capacity', counting)
+    body = _candidates(sqlite_env, 'resources=VCPU:1,MEMORY_MB:64&limit=5')
+    assert _first_providers(body) == [[U('h%d' % i)] for i in range(5)]
+    assert sorted(body['provider_summaries']) == sorted(
+        U('h%d' % i) for i in range(5))
+    assert fetched == [engine.WINDOW_MIN, engine.WINDOW_MIN]
+    fetched.clear()
+    body = _candidates(sqlite_env, 'resources=VCPU:1,MEMORY_MB:64')
+    assert len(body['allocation_requests']) == 200
+    assert fetched == [200, 200]
+
+
+SHARED_WORLD = (
+    [{'name': 'cn%d' % i, 'inventories': {'VCPU': 2},
+      'aggregates': ['agg%d' % (i % 3)]} for i in range(9)]
+    + [{'name': 'cn%d-numa' % i, 'parent': 'cn%d' % i,
+        'inventories': {'VCPU': 1, 'MEMORY_MB': 256}} for i in range(0, 9, 2)]
+    + [{'name': 'disk%d' % a, 'inventories': {'DISK_GB': 100},
+        'traits': ['MISC_SHARES_VIA_AGGREGATE'], 'aggregates': ['agg%d' % a]}
+       for a in range(3)])
+
+
+@pytest.mark.parametrize('query', [
+    'resources=VCPU:1,DISK_GB:10',
+    'resources=VCPU:1&resources_S=DISK_GB:10',
+    'resources_A=VCPU:1&resources_B=VCPU:1&group_policy=none',
+    'resources=VCPU:2,MEMORY_MB:128',
+    'resources=DISK_GB:10',
+])
+def test_windows_give_the_unlimited_prefix(monkeypatch, query):
+    """Searching tiny windows of trees yields, for every limit, exactly the
+    first requests and summaries of the whole-cloud answer."""
+    env = _env_with()
+    try:
+        worlds.load_into_db(env.db, SHARED_WORLD)
+        whole = _candidates(env, query)
+        monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
+        total = len(whole['allocation_requests'])
+        assert total > 1
+        for limit in range(1, total + 2):
+            body = _candidates(env, query + '&limit=%d' % limit)
+            expected = whole['allocation_requests'][:limit]
+            assert body['allocation_requests'] == expected
+            touched = {u for r in expected for u in r['allocations']}
+            shown = {u for u, s in whole['provider_summaries'].items()
+                     if s['root_provider_uuid'] in {
+                         whole['provider_summaries'][t]['root_provider_uuid']
+                         for t in touched}}
+            assert set(body['provider_summaries']) == shown
+    finally:
+        env.close()
+
+
+def test_windows_report_unknown_names_like_the_whole_cloud(monkeypatch):
+    """Group 1 matches only tree one, group 2 only tree two, and no window
+    (two trees, then four) holds both; yet the unknown class of group 3 is
+    reported, as the whole-cloud search reports it."""
+    env = _env_with()
+    try:
+        worlds.load_into_db(env.db, [
+            {'name': 'one', 'inventories': {'VCPU': 2}},
+            {'name': 'empty1'}, {'name': 'empty2'},
+            {'name': 'two', 'inventories': {'MEMORY_MB': 512}}])
+        monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
+        query = ('resources_A=VCPU:1&resources_B=MEMORY_MB:64'
+                 '&resources_C=CUSTOM_NOPE:1&group_policy=none')
+        for suffix in ('', '&limit=1'):
+            status, _h, body = env.request(
+                'GET', '/allocation_candidates?' + query + suffix,
+                version='1.39')
+            assert status == 400
+            assert 'No such resource class CUSTOM_NOPE' in (
+                body['errors'][0]['detail'])
+        body = _candidates(env, 'resources_A=VCPU:1&resources_B=MEMORY_MB:64'
+                                '&group_policy=none&limit=1')
+        assert body['allocation_requests'] == []
+    finally:
+        env.close()

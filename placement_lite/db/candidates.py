@@ -40,18 +40,44 @@ class Capacity(typing.NamedTuple):
         return self.capacity - self.used
 
 
-def _usage_of_class(rc_id):
-    return (sa.select(alloc.c.resource_provider_id,
-                      sa.func.sum(alloc.c.used).label('used'))
-            .where(alloc.c.resource_class_id == rc_id)
-            .group_by(alloc.c.resource_provider_id).subquery('usage'))
+def _in_scope(providers, root_id, window, also_ids):
+    """Conditions on the ``providers`` table for a tree (``root_id``)
+    and/or a window of trees (inclusive root id range) plus ``also_ids``."""
+    conditions = []
+    if root_id is not None:
+        conditions.append(providers.c.root_provider_id == root_id)
+    if window is not None:
+        in_window = providers.c.root_provider_id.between(*window)
+        if also_ids:
+            in_window = sa.or_(in_window,
+                               providers.c.id.in_(sorted(also_ids)))
+        conditions.append(in_window)
+    return conditions
 
 
-def providers_with_capacity(conn, rc_id, amount, root_id=None):
+def _usage_of_class(rc_id, scope):
+    query = (sa.select(alloc.c.resource_provider_id,
+                       sa.func.sum(alloc.c.used).label('used'))
+             .where(alloc.c.resource_class_id == rc_id)
+             .group_by(alloc.c.resource_provider_id))
+    if scope:
+        in_scope = rp.alias('in_scope')
+        query = query.where(alloc.c.resource_provider_id.in_(
+            sa.select(in_scope.c.id).where(
+                *_in_scope(in_scope, *scope))))
+    return query.subquery('usage')
+
+
+def providers_with_capacity(conn, rc_id, amount, root_id=None, window=None,
+                            also_ids=()):
     """{provider id: Capacity} for providers that can give ``amount`` of
     ``rc_id`` now: free capacity, min_unit, max_unit and step_size allow it.
-    With ``root_id``, only providers of that tree."""
-    usage = _usage_of_class(rc_id)
+    With ``root_id``, only providers of that tree; with ``window`` (an
+    inclusive range of root ids), only providers of those trees and
+    ``also_ids``: the cost is then bounded by the window."""
+    scope = ((root_id, window, also_ids)
+             if root_id is not None or window is not None else None)
+    usage = _usage_of_class(rc_id, scope)
     used = sa.func.coalesce(usage.c.used, 0)
     query = (
         sa.select(rp.c.id, rp.c.root_provider_id, inv.c.total,
@@ -66,13 +92,23 @@ def providers_with_capacity(conn, rc_id, amount, root_id=None):
                inv.c.min_unit <= amount,
                inv.c.max_unit >= amount,
                amount % inv.c.step_size == 0))
-    if root_id is not None:
-        query = query.where(rp.c.root_provider_id == root_id)
+    if scope:
+        query = query.where(*_in_scope(rp, *scope))
     return {
         id_: Capacity(root, int((total - reserved) * ratio), int(used),
                       max_unit)
         for id_, root, total, reserved, ratio, max_unit, used
         in conn.execute(query.order_by(rp.c.id)).all()}
+
+
+def root_window(conn, after_id, count):
+    """(first, last) root ids of the next ``count`` trees in creation
+    order after root ``after_id`` (None: from the start), or None."""
+    query = sa.select(rp.c.id).where(rp.c.parent_provider_id.is_(None))
+    if after_id is not None:
+        query = query.where(rp.c.id > after_id)
+    ids = conn.execute(query.order_by(rp.c.id).limit(count)).scalars().all()
+    return (ids[0], ids[-1]) if ids else None
 
 
 def provider_ids_with_traits(conn, required):

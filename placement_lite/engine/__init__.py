@@ -12,6 +12,7 @@ actually returned, so ``limit`` bounds the work, not only the output.
 """
 
 import dataclasses
+import functools
 import itertools
 import random
 
@@ -47,6 +48,8 @@ class Candidates:
 
 
 EMPTY = Candidates([], [])
+#: The fewest trees a window searches (see _find_in_windows).
+WINDOW_MIN = 64
 
 
 def find_candidates(database, conf, request, nested_aware=True):
@@ -56,31 +59,86 @@ def find_candidates(database, conf, request, nested_aware=True):
     resources from two providers of one tree are then left out, and
     summaries only show providers that give resources.
     """
+    placement = conf.placement
+    bound = _bound(request.limit, placement.max_allocation_candidates)
+    strategy = placement.allocation_candidates_generation_strategy
     with database.reader() as conn:
+        parents = functools.partial(db.parents_in_trees, conn)
+        if (bound is not None and strategy == 'depth-first' and nested_aware
+                and not placement.randomize_allocation_candidates):
+            return _find_in_windows(conn, request, bound, parents)
         try:
             found = search.search(conn, request)
         except search.NoCandidates:
             return EMPTY
         if not found.anchors:
             return EMPTY
-        placement = conf.placement
         shuffle = (random.Random().shuffle
                    if placement.randomize_allocation_candidates else None)
         combiner = combine.Combiner(
-            found, request,
-            parents=lambda roots: db.parents_in_trees(conn, roots),
+            found, request, parents=parents,
             nested_aware=nested_aware, shuffle=shuffle)
-        bound = _bound(request.limit, placement.max_allocation_candidates)
-        generated = combiner.generate(
-            placement.allocation_candidates_generation_strategy)
+        generated = combiner.generate(strategy)
         chosen = list(itertools.islice(generated, bound))
         if not chosen:
             return EMPTY
         if shuffle:
             shuffle(chosen)
-        truncated = bound is not None and next(generated, None) is not None
-        return _render_data(conn, found, combiner, chosen, nested_aware,
-                            truncated)
+        if not nested_aware and db.has_provider_trees(conn):
+            truncated = (bound is not None
+                         and next(generated, None) is not None)
+            shown = _legacy_summary_providers(combiner, chosen, truncated)
+        else:
+            shown = None
+        return _render_data(conn, found.root_of, found.class_names, chosen,
+                            shown)
+
+
+def _find_in_windows(conn, request, bound, parents):
+    """The first ``bound`` depth-first candidates, searching windows of
+    trees in creation order (each twice the last) until enough are found,
+    so the work follows ``bound``, not the size of the cloud."""
+    try:
+        searcher = search.Searcher(conn, request)
+    except search.NoCandidates:
+        return EMPTY
+    seen = set()
+    chosen = []
+    roots = {}
+    class_names = {}
+    after = None
+    size = max(2 * bound, WINDOW_MIN)
+    try:
+        while len(chosen) < bound:
+            window = db.root_window(conn, after, size)
+            if window is None:
+                break
+            after = window[1]
+            size *= 2
+            found = searcher.search(window)
+            if found is None:
+                continue
+            combiner = combine.Combiner(found, request, parents=parents,
+                                        seen=seen)
+            for candidate in itertools.islice(combiner.generate(),
+                                              bound - len(chosen)):
+                chosen.append(candidate)
+                roots.update((p, found.root_of(p))
+                             for p in candidate.allocations)
+            class_names.update(found.class_names)
+    except search.NoCandidates:
+        return EMPTY
+    if not searcher.all_groups_reached:
+        # Some group was never searched, so its names were never checked:
+        # the whole-cloud search reports them (or finds nothing either).
+        try:
+            search.search(conn, request)
+        except search.NoCandidates:
+            pass
+        return EMPTY
+    if not chosen:
+        return EMPTY
+    return _render_data(conn, roots.__getitem__, class_names, chosen, None)
 
 
 def _bound(limit, max_candidates):
@@ -89,13 +147,12 @@ def _bound(limit, max_candidates):
     return min(bounds) if bounds else None
 
 
-def _render_data(conn, found, combiner, chosen, nested_aware, truncated):
-    tree_roots = {found.root_of(p) for c in chosen for p in c.allocations}
+def _render_data(conn, root_of, class_names, chosen, shown):
+    """Requests and summaries of the trees ``chosen`` touches; ``shown``
+    limits the summaries (None: every provider of those trees)."""
+    tree_roots = {root_of(p) for c in chosen for p in c.allocations}
     providers = db.providers_of_trees(conn, tree_roots)
-    if not nested_aware and db.has_provider_trees(conn):
-        shown = _legacy_summary_providers(combiner, chosen, tree_roots,
-                                          truncated)
-    else:
+    if shown is None:
         shown = set(providers)
     mapped = {p for c in chosen for ps in c.mappings.values() for p in ps}
     uuids = {p: providers[p].uuid for p in providers}
@@ -103,7 +160,7 @@ def _render_data(conn, found, combiner, chosen, nested_aware, truncated):
     if missing:
         uuids.update(db.provider_uuids(conn, missing))
     class_ids = {rc for p in shown for rc in providers[p].resources}
-    names = dict(found.class_names)
+    names = dict(class_names)
     names.update(lookups.resource_class_names(conn, class_ids - set(names)))
     requests = [
         AllocationRequest(
@@ -122,13 +179,15 @@ def _render_data(conn, found, combiner, chosen, nested_aware, truncated):
     return Candidates(requests, summaries)
 
 
-def _legacy_summary_providers(combiner, chosen, tree_roots, truncated):
+def _legacy_summary_providers(combiner, chosen, truncated):
     """Before 1.29 summaries show the providers giving resources in any
     request the reference would have built, for the trees returned."""
+    root_of = combiner.result.root_of
+    tree_roots = {root_of(p) for c in chosen for p in c.allocations}
     shown = {p for c in chosen for p in c.allocations}
     if truncated:
         for anchor in sorted(set(combiner.result.anchors) & tree_roots):
             for candidate in combiner.for_anchor(anchor):
                 shown.update(p for p in candidate.allocations
-                             if combiner.result.root_of(p) in tree_roots)
+                             if root_of(p) in tree_roots)
     return shown

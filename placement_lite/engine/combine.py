@@ -50,10 +50,11 @@ class Combiner:
     """Generates the allocation requests of a search result."""
 
     def __init__(self, result, request, parents=None, nested_aware=True,
-                 shuffle=None):
+                 shuffle=None, seen=None):
         """``parents(root_ids)`` returns {provider id: parent id} for those
         trees (needed for same_subtree); ``shuffle``, when given, is
-        applied to anchors and choices (randomized candidates)."""
+        applied to anchors and choices (randomized candidates); ``seen``
+        is shared by the combiners of successive windows of trees."""
         self.result = result
         self.isolate = request.group_policy == 'isolate'
         self.same_subtrees = [set(s) for s in request.same_subtrees]
@@ -63,7 +64,7 @@ class Combiner:
         self._parents = {}
         self._loaded_trees = set()
         #: Requests made only of sharing providers already produced.
-        self.seen = set()
+        self.seen = set() if seen is None else seen
         #: how many choices were tried: lets tests prove work is bounded.
         self.steps = 0
 

@@ -77,30 +77,62 @@ class SearchResult:
 
 
 def search(conn, request):
-    """Search every group of ``request``; raises NoCandidates when one
-    cannot be served (later groups are then not looked at, as in the
-    reference, so their unknown names go unnoticed)."""
-    allowed_anchors = _allowed_anchors(conn, request)
-    sharing = db.sharing_provider_ids(conn)
-    anchors_of_sharing = {}
-    capacities = {}
-    resourceless_roots = {}
-    class_names = {}
-    groups = []
-    for group in request.groups.values():
-        searcher = _GroupSearch(conn, group, allowed_anchors, sharing,
-                                anchors_of_sharing)
-        choices = searcher.run()
-        if not choices.by_anchor:
-            raise NoCandidates()
-        groups.append(choices)
-        for rc_id, capable in searcher.by_class.items():
-            capacities.setdefault(rc_id, {}).update(capable)
-        resourceless_roots.update(searcher.resourceless_roots)
-        class_names.update(searcher.class_names)
-    anchors = set.intersection(*(set(g.by_anchor) for g in groups))
-    return SearchResult(groups, capacities, resourceless_roots, sharing,
-                        class_names, sorted(anchors))
+    """Search every group of ``request`` over the whole cloud; raises
+    NoCandidates when one cannot be served (later groups are then not
+    looked at, as in the reference, so their unknown names go unnoticed)."""
+    return Searcher(conn, request).search()
+
+
+class Searcher:
+    """Searches the groups of one request, over the whole cloud or over
+    windows of trees (a window is an inclusive range of root ids).
+
+    Names, aggregates and trait filters of a group are resolved the first
+    time the group is reached and kept for later windows, so a name is
+    reported exactly when the whole-cloud search would report it: a group
+    is reached in a window only if every earlier group matched there.
+    """
+
+    def __init__(self, conn, request):
+        self.allowed_anchors = _allowed_anchors(conn, request)
+        sharing = db.sharing_provider_ids(conn)
+        anchors_of_sharing = {}
+        self.sharing = sharing
+        self._groups = [
+            _GroupSearch(conn, group, self.allowed_anchors, sharing,
+                         anchors_of_sharing)
+            for group in request.groups.values()]
+        #: How many groups (in order) have been searched at least once.
+        self.groups_reached = 0
+
+    @property
+    def all_groups_reached(self):
+        return self.groups_reached == len(self._groups)
+
+    def search(self, window=None):
+        """The SearchResult for ``window`` (None: the whole cloud).
+
+        Raises NoCandidates when a group cannot be served anywhere; in a
+        window, returns None when some group cannot be served there."""
+        capacities = {}
+        resourceless_roots = {}
+        class_names = {}
+        groups = []
+        for index, searcher in enumerate(self._groups):
+            self.groups_reached = max(self.groups_reached, index + 1)
+            choices = searcher.run(window)
+            if not choices.by_anchor:
+                if window is None:
+                    raise NoCandidates()
+                return None
+            groups.append(choices)
+            for rc_id, capable in searcher.by_class.items():
+                capacities.setdefault(rc_id, {}).update(capable)
+            resourceless_roots.update(searcher.resourceless_roots)
+            class_names.update(searcher.class_names)
+        anchors = set.intersection(*(set(g.by_anchor) for g in groups))
+        return SearchResult(groups, capacities, resourceless_roots,
+                            self.sharing, class_names, sorted(anchors))
 
 
 def _allowed_anchors(conn, request):
@@ -123,6 +155,22 @@ def _trait_ids(conn, names):
     return set(found.values())
 
 
+@dataclasses.dataclass
+class _Filters:
+    """A group's resolved names and provider filters."""
+
+    #: {rc id: amount}, in the group's order.
+    amounts: dict
+    in_aggregates: set
+    required: list
+    tree_root: int
+    bad_aggregates: set
+    bad_traits: set
+    trait_owners: dict
+    #: Providers having the required traits (single-provider groups).
+    with_traits: set
+
+
 class _GroupSearch:
     def __init__(self, conn, group, allowed_anchors, sharing,
                  anchors_of_sharing):
@@ -131,13 +179,41 @@ class _GroupSearch:
         self.allowed_anchors = allowed_anchors
         self.sharing = sharing
         self._anchors_of_sharing = anchors_of_sharing
+        self._filters = None
+        self._resourceless = None
+        self.window = None
         self.by_class = {}
         self.resourceless_roots = {}
         self.class_names = {}
 
-    def run(self):
-        """The reference's order: classes, aggregates, traits, tree,
-        capacity; an unknown name is a 400, an unmatched filter is empty."""
+    def run(self, window=None):
+        """Who can serve the group under the anchors of ``window``."""
+        group = self.group
+        conn = self.conn
+        filters = self._resolve()
+        amounts = filters.amounts
+        self.window = window
+        by_class = self.by_class = {}
+        for rc_id, amount in amounts.items():
+            capable = db.providers_with_capacity(
+                conn, rc_id, amount, filters.tree_root, window,
+                also_ids=self.sharing)
+            if not capable:
+                return GroupChoices(group.suffix, amounts, {})
+            by_class[rc_id] = capable
+        if group.use_same_provider:
+            return GroupChoices(group.suffix, amounts,
+                                self._single_provider_choices(filters))
+        by_anchor = self._spread_choices(filters)
+        return GroupChoices(group.suffix, amounts, by_anchor,
+                            filters.required, filters.trait_owners)
+
+    def _resolve(self):
+        """The group's names and filters, looked up once, in the
+        reference's order: classes, aggregates, traits, tree; an unknown
+        name is a 400, an unmatched filter means no candidates at all."""
+        if self._filters is not None:
+            return self._filters
         group = self.group
         conn = self.conn
         amounts = self._class_amounts()
@@ -156,30 +232,19 @@ class _GroupSearch:
             if found is None:
                 raise NoCandidates()
             tree_root = found[1]
-        by_class = self.by_class
-        for rc_id, amount in amounts.items():
-            capable = db.providers_with_capacity(conn, rc_id, amount,
-                                                 tree_root)
-            if not capable:
-                raise NoCandidates()
-            by_class[rc_id] = capable
         bad_aggregates = (
             db.provider_ids_in_any_aggregate(conn, group.forbidden_aggregates)
             if group.forbidden_aggregates else set())
         bad_traits = db.provider_ids_with_any_trait(conn, forbidden)
-        if group.use_same_provider:
-            return GroupChoices(group.suffix, amounts,
-                                self._single_provider_choices(
-                                    amounts, by_class, required,
-                                    in_aggregates,
-                                    bad_aggregates | bad_traits))
         trait_owners = (db.traits_of_providers_among(
-            conn, set().union(*required)) if required else {})
-        by_anchor = self._spread_choices(
-            amounts, by_class, required, trait_owners, in_aggregates,
-            bad_aggregates, bad_traits, tree_root)
-        return GroupChoices(group.suffix, amounts, by_anchor, required,
-                            trait_owners)
+            conn, set().union(*required))
+            if required and not group.use_same_provider else {})
+        with_traits = (db.provider_ids_with_traits(conn, required)
+                       if required and group.use_same_provider else None)
+        self._filters = _Filters(amounts, in_aggregates, required, tree_root,
+                                 bad_aggregates, bad_traits, trait_owners,
+                                 with_traits)
+        return self._filters
 
     def _class_amounts(self):
         names = self.group.resources
@@ -195,6 +260,9 @@ class _GroupSearch:
         return amounts
 
     def _anchor_allowed(self, root_id):
+        if self.window is not None and not (
+                self.window[0] <= root_id <= self.window[1]):
+            return False
         return self.allowed_anchors is None or root_id in self.allowed_anchors
 
     def _sharing_anchors(self, provider_ids):
@@ -208,28 +276,15 @@ class _GroupSearch:
                     provider_id, set())
         return {p: self._anchors_of_sharing[p] for p in provider_ids}
 
-    def _single_provider_choices(self, amounts, by_class, required,
-                                 in_aggregates, excluded):
-        conn = self.conn
-        if amounts:
+    def _single_provider_choices(self, filters):
+        by_class = self.by_class
+        if filters.amounts:
             providers = set.intersection(*(set(c) for c in by_class.values()))
-        elif required or in_aggregates is not None:
-            providers = None
-        else:
-            return {}
-        if required:
-            with_traits = db.provider_ids_with_traits(conn, required)
-            providers = (with_traits if providers is None
-                         else providers & with_traits)
-        if in_aggregates is not None:
-            providers = (set(in_aggregates) if providers is None
-                         else providers & in_aggregates)
-        providers -= excluded
-        if amounts:
+            providers = self._single_provider_filter(filters, providers)
             any_class = next(iter(by_class.values()))
             roots = {p: any_class[p].root_id for p in providers}
         else:
-            roots = db.roots_of(conn, providers)
+            providers, roots = self._resourceless_providers(filters)
             self.resourceless_roots.update(roots)
         by_anchor = {}
         sharing_here = self._sharing_anchors(
@@ -242,12 +297,34 @@ class _GroupSearch:
                     by_anchor.setdefault(anchor, []).append(provider_id)
         return by_anchor
 
-    def _spread_choices(self, amounts, by_class, required, trait_owners,
-                        in_aggregates, bad_aggregates, bad_traits, tree_root):
+    def _single_provider_filter(self, filters, providers):
+        """``providers`` (None: any) narrowed by the group's traits and
+        aggregates."""
+        if filters.with_traits is not None:
+            providers = (set(filters.with_traits) if providers is None
+                         else providers & filters.with_traits)
+        if filters.in_aggregates is not None:
+            providers = (set(filters.in_aggregates) if providers is None
+                         else providers & filters.in_aggregates)
+        return providers - filters.bad_aggregates - filters.bad_traits
+
+    def _resourceless_providers(self, filters):
+        """(providers, {provider: root}) for a group without resources,
+        over the whole cloud, found once."""
+        if self._resourceless is None:
+            if filters.required or filters.in_aggregates is not None:
+                providers = self._single_provider_filter(filters, None)
+            else:
+                providers = set()
+            self._resourceless = (providers,
+                                  db.roots_of(self.conn, providers))
+        return self._resourceless
+
+    def _spread_choices(self, filters):
+        amounts = filters.amounts
         per_class = []
         for rc_id in amounts:
-            pairs = self._class_pairs(by_class[rc_id], in_aggregates,
-                                      bad_aggregates, bad_traits, tree_root)
+            pairs = self._class_pairs(self.by_class[rc_id], filters)
             per_class.append((rc_id, pairs))
         common = set.intersection(*({anchor for _p, anchor in pairs}
                                     for _rc, pairs in per_class))
@@ -264,24 +341,26 @@ class _GroupSearch:
         for anchor, choices in by_anchor.items():
             if len(choices) != len(amounts):
                 continue
-            if required:
+            if filters.required:
                 offered = set().union(*(
-                    trait_owners.get(p, set())
+                    filters.trait_owners.get(p, set())
                     for providers in choices.values() for p in providers))
                 if not all(alternatives & offered
-                           for alternatives in required):
+                           for alternatives in filters.required):
                     continue
             viable[anchor] = choices
         return viable
 
-    def _class_pairs(self, capable, in_aggregates, bad_aggregates,
-                     bad_traits, tree_root):
+    def _class_pairs(self, capable, filters):
         """(provider, anchor) pairs that may give one class to the
         unsuffixed group: providers of the anchor's tree, and sharing
         providers of the trees they serve (not with in_tree)."""
+        in_aggregates = filters.in_aggregates
+        bad_aggregates = filters.bad_aggregates
+        bad_traits = filters.bad_traits
         pairs = [(p, capacity.root_id) for p, capacity in capable.items()
                  if p not in bad_traits]
-        if tree_root is None:
+        if filters.tree_root is None:
             shared = set(capable) & self.sharing
             if in_aggregates is not None:
                 shared &= in_aggregates
@@ -289,8 +368,7 @@ class _GroupSearch:
                     sorted(shared - bad_traits)).items():
                 pairs.extend((provider_id, anchor) for anchor in anchors
                              if anchor != capable[provider_id].root_id)
-        if self.allowed_anchors is not None:
-            pairs = [(p, a) for p, a in pairs if a in self.allowed_anchors]
+        pairs = [(p, a) for p, a in pairs if self._anchor_allowed(a)]
         if in_aggregates is not None:
             pairs = [(p, a) for p, a in pairs
                      if p in in_aggregates or a in in_aggregates]
