@@ -368,7 +368,8 @@ class _GroupSearch:
                     sorted(shared - bad_traits)).items():
                 pairs.extend((provider_id, anchor) for anchor in anchors
                              if anchor != capable[provider_id].root_id)
-        pairs = [(p, a) for p, a in pairs if self._anchor_allowed(a)]
+        if self.window is not None or self.allowed_anchors is not None:
+            pairs = [(p, a) for p, a in pairs if self._anchor_allowed(a)]
         if in_aggregates is not None:
             pairs = [(p, a) for p, a in pairs
                      if p in in_aggregates or a in in_aggregates]
