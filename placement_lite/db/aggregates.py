@@ -48,19 +48,5 @@ def ensure_aggregates(conn, uuids):
 
 def set_provider_aggregates(conn, provider_id, wanted_ids):
     """Make the provider a member of exactly the aggregates ``wanted_ids``."""
-    wanted_ids = set(wanted_ids)
-    current = set(conn.execute(
-        sa.select(links.c.aggregate_id)
-        .where(links.c.resource_provider_id == provider_id)).scalars())
-    stale = current - wanted_ids
-    if stale:
-        conn.execute(links.delete().where(
-            links.c.resource_provider_id == provider_id,
-            links.c.aggregate_id.in_(sorted(stale))))
-    added = wanted_ids - current
-    if added:
-        now = lookups.utcnow()
-        conn.execute(links.insert(), [
-            {'resource_provider_id': provider_id, 'aggregate_id': agg_id,
-             'created_at': now}
-            for agg_id in sorted(added)])
+    lookups.replace_provider_links(conn, links, links.c.aggregate_id,
+                                   provider_id, wanted_ids)

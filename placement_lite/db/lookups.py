@@ -76,3 +76,24 @@ def trait_ids(conn, names):
     rows = conn.execute(sa.select(traits.c.name, traits.c.id)
                         .where(traits.c.name.in_(sorted(set(names)))))
     return {name: id_ for name, id_ in rows}
+
+
+def replace_provider_links(conn, link_table, column, provider_id, wanted_ids):
+    """Make a provider's rows in ``link_table`` (its traits or aggregates)
+    name exactly ``wanted_ids`` in ``column``, touching only what changes."""
+    wanted_ids = set(wanted_ids)
+    current = set(conn.execute(
+        sa.select(column)
+        .where(link_table.c.resource_provider_id == provider_id)).scalars())
+    stale = current - wanted_ids
+    if stale:
+        conn.execute(link_table.delete().where(
+            link_table.c.resource_provider_id == provider_id,
+            column.in_(sorted(stale))))
+    added = wanted_ids - current
+    if added:
+        now = utcnow()
+        conn.execute(link_table.insert(), [
+            {'resource_provider_id': provider_id, column.name: linked_id,
+             'created_at': now}
+            for linked_id in sorted(added)])

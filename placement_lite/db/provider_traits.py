@@ -42,17 +42,5 @@ def trait_ids_of(conn, provider_id):
 
 def set_provider_traits(conn, provider_id, wanted_ids):
     """Give the provider exactly the traits ``wanted_ids``."""
-    wanted_ids = set(wanted_ids)
-    current = trait_ids_of(conn, provider_id)
-    stale = current - wanted_ids
-    if stale:
-        conn.execute(links.delete().where(
-            links.c.resource_provider_id == provider_id,
-            links.c.trait_id.in_(sorted(stale))))
-    added = wanted_ids - current
-    if added:
-        now = lookups.utcnow()
-        conn.execute(links.insert(), [
-            {'resource_provider_id': provider_id, 'trait_id': trait_id,
-             'created_at': now}
-            for trait_id in sorted(added)])
+    lookups.replace_provider_links(conn, links, links.c.trait_id,
+                                   provider_id, wanted_ids)
