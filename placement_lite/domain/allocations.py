@@ -30,6 +30,7 @@ from placement_lite.db import allocations as allocations_db
 from placement_lite.db import consumers as consumers_db
 from placement_lite.db import lookups
 from placement_lite.domain import consumers
+from placement_lite.domain import providers
 
 LOG = logging.getLogger(__name__)
 
@@ -297,11 +298,10 @@ def allocations_of_consumer(ctx, consumer_uuid):
 def allocations_on_provider(ctx, provider_uuid):
     """(provider row, allocation rows); 404 for an unknown provider."""
     with ctx.db.reader() as conn:
-        provider = lookups.provider_by_uuid(conn, provider_uuid)
-        if provider is None:
-            raise errors.NotFound(
-                "Resource provider '%s' not found: No resource provider "
-                "with uuid %s found" % (provider_uuid, provider_uuid))
+        provider = providers.provider_or_404(
+            conn, provider_uuid, "Resource provider '%s' not found: No "
+            "resource provider with uuid %s found"
+            % (provider_uuid, provider_uuid))
         return provider, allocations_db.on_provider(conn, provider.id)
 
 

@@ -254,12 +254,10 @@ def delete_all_inventories(database, uuid):
 
 
 def _provider_for_read(conn, uuid):
-    provider = lookups.provider_by_uuid(conn, uuid)
-    if provider is None:
-        # The reference repeats its lookup message on these reads.
-        message = 'No resource provider with uuid %s found' % uuid
-        raise errors.NotFound('%s : %s' % (message, message))
-    return provider
+    # The reference repeats its lookup message on these reads.
+    message = 'No resource provider with uuid %s found' % uuid
+    return providers.provider_or_404(conn, uuid,
+                                     '%s : %s' % (message, message))
 
 
 def _check_generation(provider, generation):

@@ -12,11 +12,9 @@ _CONCURRENT = ('Another thread concurrently updated the resource provider '
 def get_traits(db, uuid):
     """(provider row, its trait rows by name)."""
     with db.reader() as conn:
-        provider = lookups.provider_by_uuid(conn, uuid)
-        if provider is None:
-            raise errors.NotFound(
-                'No resource provider with uuid %s found: No resource '
-                'provider with uuid %s found' % (uuid, uuid))
+        provider = providers.provider_or_404(
+            conn, uuid, 'No resource provider with uuid %s found: No '
+            'resource provider with uuid %s found' % (uuid, uuid))
         return provider, traits_db.traits_of(conn, provider.id)
 
 

@@ -19,11 +19,13 @@ from placement_lite.db import providers as providers_db
 KEEP_PARENT = object()
 
 
-def provider_or_404(conn, uuid):
-    """The provider row for ``uuid``; 404 in the reference's words if none."""
+def provider_or_404(conn, uuid, detail=None):
+    """The provider row for ``uuid``; 404 if none, with ``detail`` when the
+    reference words it differently on that route."""
     provider = lookups.provider_by_uuid(conn, uuid)
     if provider is None:
-        raise errors.NotFound('No resource provider with uuid %s found' % uuid)
+        raise errors.NotFound(
+            detail or 'No resource provider with uuid %s found' % uuid)
     return provider
 
 
@@ -128,10 +130,9 @@ def update_provider(db, uuid, name, parent_uuid=KEEP_PARENT,
 def delete_provider(db, uuid):
     """Delete a provider that has neither children nor allocations."""
     with db.writer() as conn:
-        provider = lookups.provider_by_uuid(conn, uuid)
-        if provider is None:
-            raise errors.NotFound(
-                'No resource provider with uuid %s found for delete' % uuid)
+        provider = provider_or_404(
+            conn, uuid,
+            'No resource provider with uuid %s found for delete' % uuid)
         parent_conflict = errors.Conflict(
             'Unable to delete parent resource provider %s: It has child '
             'resource providers.' % uuid,

@@ -8,9 +8,8 @@ type, one group).
 
 import collections
 
-from placement_lite import errors
-from placement_lite.db import lookups
 from placement_lite.db import usages as usages_db
+from placement_lite.domain import providers
 
 ALL = 'all'
 UNKNOWN = 'unknown'
@@ -19,11 +18,9 @@ UNKNOWN = 'unknown'
 def provider_usages(ctx, uuid):
     """(provider generation, {class: used}); 404 for an unknown provider."""
     with ctx.db.reader() as conn:
-        provider = lookups.provider_by_uuid(conn, uuid)
-        if provider is None:
-            raise errors.NotFound(
-                'No resource provider with uuid %s found: No resource '
-                'provider with uuid %s found' % (uuid, uuid))
+        provider = providers.provider_or_404(
+            conn, uuid, 'No resource provider with uuid %s found: No '
+            'resource provider with uuid %s found' % (uuid, uuid))
         return provider.generation, usages_db.of_provider(conn, provider.id)
 
 
