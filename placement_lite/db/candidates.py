@@ -102,13 +102,15 @@ def providers_with_capacity(conn, rc_id, amount, root_id=None, window=None,
 
 
 def root_window(conn, after_id, count):
-    """(first, last) root ids of the next ``count`` trees in creation
-    order after root ``after_id`` (None: from the start), or None."""
+    """(first, last, is_final) for the next ``count`` trees in creation
+    order after root ``after_id`` (None: from the start): their first and
+    last root ids, and whether no tree comes after them. None when there
+    are no more trees."""
     query = sa.select(rp.c.id).where(rp.c.parent_provider_id.is_(None))
     if after_id is not None:
         query = query.where(rp.c.id > after_id)
     ids = conn.execute(query.order_by(rp.c.id).limit(count)).scalars().all()
-    return (ids[0], ids[-1]) if ids else None
+    return (ids[0], ids[-1], len(ids) < count) if ids else None
 
 
 def provider_ids_with_traits(conn, required):
@@ -252,41 +254,35 @@ def roots_of(conn, provider_ids):
     return dict(conn.execute(query).all())
 
 
-@dataclasses.dataclass
-class TreeProvider:
+@dataclasses.dataclass(slots=True)
+class ProviderSummary:
     """One provider of a tree, as provider summaries show it."""
 
-    id: int
     uuid: str
-    parent_id: int
-    root_id: int
-    parent_uuid: str = None
-    root_uuid: str = None
-    #: {resource class id: (capacity, used)}
-    resources: dict = dataclasses.field(default_factory=dict)
+    parent_uuid: str
+    root_uuid: str
+    #: {resource class name: (capacity, used)}, in class id order.
+    resources: dict
     #: In trait id order (standard traits first, then custom ones as
     #: created), the order the reference shows them in.
-    trait_names: list = dataclasses.field(default_factory=list)
+    traits: list
 
 
 def providers_of_trees(conn, root_ids):
-    """{provider id: TreeProvider} for every provider of the trees rooted
+    """{provider id: ProviderSummary} for every provider of the trees rooted
     at ``root_ids``, with inventories, usage and traits."""
     if not root_ids:
         return {}
     roots = sa.bindparam('roots', sorted(root_ids), expanding=True)
-    providers = {}
-    query = sa.select(rp.c.id, rp.c.uuid, rp.c.parent_provider_id,
-                      rp.c.root_provider_id).where(
-        rp.c.root_provider_id.in_(roots))
-    for row in conn.execute(query):
-        providers[row.id] = TreeProvider(row.id, row.uuid,
-                                         row.parent_provider_id,
-                                         row.root_provider_id)
-    for provider in providers.values():
-        parent = providers.get(provider.parent_id)
-        provider.parent_uuid = parent.uuid if parent else None
-        provider.root_uuid = providers[provider.root_id].uuid
+    rows = conn.execute(
+        sa.select(rp.c.id, rp.c.uuid, rp.c.parent_provider_id,
+                  rp.c.root_provider_id)
+        .where(rp.c.root_provider_id.in_(roots))).all()
+    uuid_of = {row[0]: row[1] for row in rows}
+    providers = {
+        id_: ProviderSummary(uuid, uuid_of.get(parent_id), uuid_of[root_id],
+                             {}, [])
+        for id_, uuid, parent_id, root_id in rows}
 
     in_trees = rp.alias('in_trees')
     usage = (
@@ -298,19 +294,20 @@ def providers_of_trees(conn, root_ids):
         .group_by(alloc.c.resource_provider_id, alloc.c.resource_class_id)
         .subquery('usage'))
     query = (
-        sa.select(inv.c.resource_provider_id, inv.c.resource_class_id,
-                  inv.c.total, inv.c.reserved, inv.c.allocation_ratio,
-                  sa.func.coalesce(usage.c.used, 0).label('used'))
+        sa.select(inv.c.resource_provider_id, rc.c.name, inv.c.total,
+                  inv.c.reserved, inv.c.allocation_ratio,
+                  sa.func.coalesce(usage.c.used, 0))
         .select_from(
             inv.join(rp, rp.c.id == inv.c.resource_provider_id)
+            .join(rc, rc.c.id == inv.c.resource_class_id)
             .outerjoin(usage, sa.and_(
                 usage.c.resource_provider_id == inv.c.resource_provider_id,
                 usage.c.resource_class_id == inv.c.resource_class_id)))
-        .where(rp.c.root_provider_id.in_(roots)))
-    for row in conn.execute(query):
-        capacity = int((row.total - row.reserved) * row.allocation_ratio)
-        providers[row.resource_provider_id].resources[
-            row.resource_class_id] = (capacity, int(row.used))
+        .where(rp.c.root_provider_id.in_(roots))
+        .order_by(inv.c.resource_class_id))
+    for provider_id, name, total, reserved, ratio, used in conn.execute(query):
+        providers[provider_id].resources[name] = (
+            int((total - reserved) * ratio), int(used))
 
     query = (
         sa.select(rpt.c.resource_provider_id, traits.c.name)
@@ -319,7 +316,7 @@ def providers_of_trees(conn, root_ids):
         .where(rp.c.root_provider_id.in_(roots))
         .order_by(rpt.c.trait_id))
     for provider_id, name in conn.execute(query):
-        providers[provider_id].trait_names.append(name)
+        providers[provider_id].traits.append(name)
     return providers
 
 

@@ -17,20 +17,9 @@ import itertools
 import random
 
 from placement_lite.db import candidates as db
-from placement_lite.db import lookups
 from placement_lite.engine import combine
 from placement_lite.engine import search
 from placement_lite.engine.request import parse_query  # noqa: F401
-
-
-@dataclasses.dataclass
-class ProviderSummary:
-    uuid: str
-    parent_uuid: str
-    root_uuid: str
-    #: {resource class name: (capacity, used)}
-    resources: dict
-    traits: list
 
 
 @dataclasses.dataclass
@@ -44,6 +33,7 @@ class AllocationRequest:
 @dataclasses.dataclass
 class Candidates:
     allocation_requests: list
+    #: db.ProviderSummary objects, in provider id order.
     provider_summaries: list
 
 
@@ -113,9 +103,13 @@ def _find_in_windows(conn, request, bound, parents):
             window = db.root_window(conn, after, size)
             if window is None:
                 break
-            after = window[1]
+            first, last, is_final = window
+            # A first window holding every tree is the whole cloud, which
+            # the unscoped queries search faster.
+            whole_cloud = after is None and is_final
+            after = last
             size *= 2
-            found = searcher.search(window)
+            found = searcher.search(None if whole_cloud else (first, last))
             if found is None:
                 continue
             combiner = combine.Combiner(found, request, parents=parents,
@@ -159,9 +153,7 @@ def _render_data(conn, root_of, class_names, chosen, shown):
     missing = mapped - set(uuids)
     if missing:
         uuids.update(db.provider_uuids(conn, missing))
-    class_ids = {rc for p in shown for rc in providers[p].resources}
     names = dict(class_names)
-    names.update(lookups.resource_class_names(conn, class_ids - set(names)))
     requests = [
         AllocationRequest(
             {uuids[p]: {names[rc]: amount for rc, amount in classes.items()}
@@ -169,13 +161,7 @@ def _render_data(conn, root_of, class_names, chosen, shown):
             {suffix: sorted(uuids[p] for p in ps)
              for suffix, ps in c.mappings.items()})
         for c in chosen]
-    summaries = [
-        ProviderSummary(
-            provider.uuid, provider.parent_uuid, provider.root_uuid,
-            {names[rc]: value for rc, value in provider.resources.items()},
-            provider.trait_names)
-        for provider_id, provider in sorted(providers.items())
-        if provider_id in shown]
+    summaries = [providers[p] for p in sorted(shown)]
     return Candidates(requests, summaries)
 
 

@@ -61,8 +61,7 @@ class Combiner:
         self.nested_aware = nested_aware
         self.shuffle = shuffle
         self._parents_of_trees = parents
-        self._parents = {}
-        self._loaded_trees = set()
+        self._parents = None
         #: Requests made only of sharing providers already produced.
         self.seen = set() if seen is None else seen
         #: how many choices were tried: lets tests prove work is bounded.
@@ -113,13 +112,23 @@ class Combiner:
                 return False
         return True
 
-    def _ensure_parents(self, slots):
-        root_of = self.result.root_of
-        needed = {root_of(p) for slot in slots for p in slot.options}
-        missing = needed - self._loaded_trees
-        if missing:
-            self._parents.update(self._parents_of_trees(missing))
-            self._loaded_trees |= missing
+    def _ensure_parents(self):
+        """Load, in one query, the parents in every tree whose providers
+        the result offers under its anchors (one window of trees when the
+        search was windowed)."""
+        if self._parents is not None:
+            return
+        result = self.result
+        offered = set()
+        for group in result.groups:
+            for anchor in result.anchors:
+                choices = group.by_anchor[anchor]
+                if group.spread:
+                    offered.update(*choices.values())
+                else:
+                    offered.update(choices)
+        self._parents = self._parents_of_trees(
+            {result.root_of(p) for p in offered})
 
     def for_anchor(self, anchor):
         """Lazily yield every allocation request under ``anchor``."""
@@ -127,7 +136,7 @@ class Combiner:
         if not self._enough_in_tree(slots):
             return
         if self.same_subtrees:
-            self._ensure_parents(slots)
+            self._ensure_parents()
         yield from _Walk(self, anchor, slots).run()
 
     def in_same_subtree(self, providers):

@@ -22,7 +22,7 @@ class AllocationCandidates:
         found = engine.find_candidates(
             req.placement.db, req.placement.conf, request,
             nested_aware=version >= (1, 29))
-        util.render(resp, render(found, request, version))
+        util.render_plain_strings(resp, render(found, request, version))
         util.set_last_modified(req, resp, None)
 
 

@@ -6,6 +6,7 @@ import json
 import urllib.parse
 
 import jsonschema
+import orjson
 from oslo_utils import uuidutils
 
 from placement_lite import errors
@@ -18,6 +19,16 @@ def render(resp, body, status=200):
     resp.status = status
     resp.content_type = JSON
     resp.text = json.dumps(body)
+
+
+def render_plain_strings(resp, body, status=200):
+    """render() for large bodies whose strings are all uuids and names,
+    which never hold ',' or ':' (allocation candidates): orjson's compact
+    output, spaced as json.dumps spaces it, is the same bytes, made many
+    times faster."""
+    resp.status = status
+    resp.content_type = JSON
+    resp.data = orjson.dumps(body).replace(b',', b', ').replace(b':', b': ')
 
 
 def no_content(resp):
