@@ -27,17 +27,26 @@ SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 
 
 class Capacity(typing.NamedTuple):
-    """A provider able to serve one amount of one resource class."""
+    """One provider's inventory of one resource class, and its usage."""
 
     root_id: int
     #: int((total - reserved) * allocation_ratio), as summaries show it.
     capacity: int
     used: int
+    min_unit: int
     max_unit: int
+    step_size: int
 
     @property
     def free(self):
         return self.capacity - self.used
+
+    def can_give(self, amount):
+        """Whether ``amount`` fits now: free capacity, min_unit, max_unit
+        and step_size allow it."""
+        return (amount <= self.capacity - self.used
+                and self.min_unit <= amount <= self.max_unit
+                and amount % self.step_size == 0)
 
 
 def _in_scope(providers, root_id, window, also_ids):
@@ -55,50 +64,46 @@ def _in_scope(providers, root_id, window, also_ids):
     return conditions
 
 
-def _usage_of_class(rc_id, scope):
-    query = (sa.select(alloc.c.resource_provider_id,
+def capacities(conn, rc_ids, root_id=None, window=None, also_ids=()):
+    """{rc id: {provider id: Capacity}} for every inventory of ``rc_ids``,
+    in one query. With ``root_id``, only providers of that tree; with
+    ``window`` (an inclusive range of root ids), only providers of those
+    trees and ``also_ids``: the cost is then bounded by the window."""
+    found = {rc_id: {} for rc_id in rc_ids}
+    if not rc_ids:
+        return found
+    classes = sorted(rc_ids)
+    usage = (sa.select(alloc.c.resource_provider_id,
+                       alloc.c.resource_class_id,
                        sa.func.sum(alloc.c.used).label('used'))
-             .where(alloc.c.resource_class_id == rc_id)
-             .group_by(alloc.c.resource_provider_id))
+             .where(alloc.c.resource_class_id.in_(classes))
+             .group_by(alloc.c.resource_provider_id,
+                       alloc.c.resource_class_id))
+    scope = _in_scope(rp, root_id, window, also_ids)
     if scope:
         in_scope = rp.alias('in_scope')
-        query = query.where(alloc.c.resource_provider_id.in_(
+        usage = usage.where(alloc.c.resource_provider_id.in_(
             sa.select(in_scope.c.id).where(
-                *_in_scope(in_scope, *scope))))
-    return query.subquery('usage')
-
-
-def providers_with_capacity(conn, rc_id, amount, root_id=None, window=None,
-                            also_ids=()):
-    """{provider id: Capacity} for providers that can give ``amount`` of
-    ``rc_id`` now: free capacity, min_unit, max_unit and step_size allow it.
-    With ``root_id``, only providers of that tree; with ``window`` (an
-    inclusive range of root ids), only providers of those trees and
-    ``also_ids``: the cost is then bounded by the window."""
-    scope = ((root_id, window, also_ids)
-             if root_id is not None or window is not None else None)
-    usage = _usage_of_class(rc_id, scope)
-    used = sa.func.coalesce(usage.c.used, 0)
+                *_in_scope(in_scope, root_id, window, also_ids))))
+    usage = usage.subquery('usage')
     query = (
-        sa.select(rp.c.id, rp.c.root_provider_id, inv.c.total,
-                  inv.c.reserved, inv.c.allocation_ratio, inv.c.max_unit,
-                  used.label('used'))
+        sa.select(inv.c.resource_class_id, rp.c.id, rp.c.root_provider_id,
+                  inv.c.total, inv.c.reserved, inv.c.allocation_ratio,
+                  sa.func.coalesce(usage.c.used, 0), inv.c.min_unit,
+                  inv.c.max_unit, inv.c.step_size)
         .select_from(
-            rp.join(inv, sa.and_(inv.c.resource_provider_id == rp.c.id,
-                                 inv.c.resource_class_id == rc_id))
-            .outerjoin(usage, usage.c.resource_provider_id == rp.c.id))
-        .where(used + amount
-               <= (inv.c.total - inv.c.reserved) * inv.c.allocation_ratio,
-               inv.c.min_unit <= amount,
-               inv.c.max_unit >= amount,
-               amount % inv.c.step_size == 0))
-    if scope:
-        query = query.where(*_in_scope(rp, *scope))
-    return {
-        id_: Capacity(root, int((total - reserved) * ratio), int(used),
-                      max_unit)
-        for id_, root, total, reserved, ratio, max_unit, used
-        in conn.execute(query.order_by(rp.c.id)).all()}
+            rp.join(inv, inv.c.resource_provider_id == rp.c.id)
+            .outerjoin(usage, sa.and_(
+                usage.c.resource_provider_id == inv.c.resource_provider_id,
+                usage.c.resource_class_id == inv.c.resource_class_id)))
+        .where(inv.c.resource_class_id.in_(classes), *scope)
+        .order_by(rp.c.id))
+    for (rc_id, id_, root, total, reserved, ratio, used, min_unit, max_unit,
+         step_size) in conn.execute(query).all():
+        found[rc_id][id_] = Capacity(root, int((total - reserved) * ratio),
+                                     int(used), min_unit, max_unit,
+                                     step_size)
+    return found
 
 
 def root_window(conn, after_id, count):
@@ -254,35 +259,35 @@ def roots_of(conn, provider_ids):
     return dict(conn.execute(query).all())
 
 
-@dataclasses.dataclass(slots=True)
-class ProviderSummary:
-    """One provider of a tree, as provider summaries show it."""
+@dataclasses.dataclass
+class TreeSummaries:
+    """Every provider of some trees, as provider summaries show them."""
 
-    uuid: str
-    parent_uuid: str
-    root_uuid: str
-    #: {resource class name: (capacity, used)}, in class id order.
+    #: {provider id: (uuid, parent uuid, root uuid)}, in provider id order.
+    identities: dict
+    #: {provider id: {resource class name: (capacity, used)}}, classes in
+    #: id order; providers without inventory are left out.
     resources: dict
-    #: In trait id order (standard traits first, then custom ones as
-    #: created), the order the reference shows them in.
-    traits: list
+    #: {provider id: [trait names]} in trait id order (standard traits
+    #: first, then custom ones as created), the order the reference shows;
+    #: providers without traits are left out.
+    traits: dict
 
 
 def providers_of_trees(conn, root_ids):
-    """{provider id: ProviderSummary} for every provider of the trees rooted
-    at ``root_ids``, with inventories, usage and traits."""
+    """The TreeSummaries of every provider of the trees rooted at
+    ``root_ids``: identities, inventories with usage, and traits."""
     if not root_ids:
-        return {}
+        return TreeSummaries({}, {}, {})
     roots = sa.bindparam('roots', sorted(root_ids), expanding=True)
     rows = conn.execute(
         sa.select(rp.c.id, rp.c.uuid, rp.c.parent_provider_id,
                   rp.c.root_provider_id)
-        .where(rp.c.root_provider_id.in_(roots))).all()
+        .where(rp.c.root_provider_id.in_(roots))
+        .order_by(rp.c.id)).all()
     uuid_of = {row[0]: row[1] for row in rows}
-    providers = {
-        id_: ProviderSummary(uuid, uuid_of.get(parent_id), uuid_of[root_id],
-                             {}, [])
-        for id_, uuid, parent_id, root_id in rows}
+    identities = {id_: (uuid, uuid_of.get(parent_id), uuid_of[root_id])
+                  for id_, uuid, parent_id, root_id in rows}
 
     in_trees = rp.alias('in_trees')
     usage = (
@@ -305,9 +310,11 @@ def providers_of_trees(conn, root_ids):
                 usage.c.resource_class_id == inv.c.resource_class_id)))
         .where(rp.c.root_provider_id.in_(roots))
         .order_by(inv.c.resource_class_id))
-    for provider_id, name, total, reserved, ratio, used in conn.execute(query):
-        providers[provider_id].resources[name] = (
-            int((total - reserved) * ratio), int(used))
+    resources = collections.defaultdict(dict)
+    for provider_id, name, total, reserved, ratio, used in conn.execute(
+            query).all():
+        resources[provider_id][name] = (int((total - reserved) * ratio),
+                                        used)
 
     query = (
         sa.select(rpt.c.resource_provider_id, traits.c.name)
@@ -315,9 +322,10 @@ def providers_of_trees(conn, root_ids):
                      .join(rp, rp.c.id == rpt.c.resource_provider_id))
         .where(rp.c.root_provider_id.in_(roots))
         .order_by(rpt.c.trait_id))
-    for provider_id, name in conn.execute(query):
-        providers[provider_id].traits.append(name)
-    return providers
+    trait_names = collections.defaultdict(list)
+    for provider_id, name in conn.execute(query).all():
+        trait_names[provider_id].append(name)
+    return TreeSummaries(identities, resources, trait_names)
 
 
 def parents_in_trees(conn, root_ids):

@@ -33,11 +33,11 @@ class AllocationRequest:
 @dataclasses.dataclass
 class Candidates:
     allocation_requests: list
-    #: db.ProviderSummary objects, in provider id order.
-    provider_summaries: list
+    #: db.TreeSummaries of the providers to show.
+    provider_summaries: db.TreeSummaries
 
 
-EMPTY = Candidates([], [])
+EMPTY = Candidates([], db.TreeSummaries({}, {}, {}))
 #: The fewest trees a window searches (see _find_in_windows).
 WINDOW_MIN = 64
 
@@ -80,8 +80,7 @@ def find_candidates(database, conf, request, nested_aware=True):
             shown = _legacy_summary_providers(combiner, chosen, truncated)
         else:
             shown = None
-        return _render_data(conn, found.root_of, found.class_names, chosen,
-                            shown)
+        return _render_data(conn, found.root_of, chosen, shown)
 
 
 def _find_in_windows(conn, request, bound, parents):
@@ -95,7 +94,6 @@ def _find_in_windows(conn, request, bound, parents):
     seen = set()
     chosen = []
     roots = {}
-    class_names = {}
     after = None
     size = max(2 * bound, WINDOW_MIN)
     try:
@@ -119,7 +117,6 @@ def _find_in_windows(conn, request, bound, parents):
                 chosen.append(candidate)
                 roots.update((p, found.root_of(p))
                              for p in candidate.allocations)
-            class_names.update(found.class_names)
     except search.NoCandidates:
         return EMPTY
     if not searcher.all_groups_reached:
@@ -132,7 +129,7 @@ def _find_in_windows(conn, request, bound, parents):
         return EMPTY
     if not chosen:
         return EMPTY
-    return _render_data(conn, roots.__getitem__, class_names, chosen, None)
+    return _render_data(conn, roots.__getitem__, chosen, None)
 
 
 def _bound(limit, max_candidates):
@@ -141,27 +138,27 @@ def _bound(limit, max_candidates):
     return min(bounds) if bounds else None
 
 
-def _render_data(conn, root_of, class_names, chosen, shown):
+def _render_data(conn, root_of, chosen, shown):
     """Requests and summaries of the trees ``chosen`` touches; ``shown``
     limits the summaries (None: every provider of those trees)."""
     tree_roots = {root_of(p) for c in chosen for p in c.allocations}
-    providers = db.providers_of_trees(conn, tree_roots)
-    if shown is None:
-        shown = set(providers)
+    summaries = db.providers_of_trees(conn, tree_roots)
+    identities = summaries.identities
+    uuids = {p: identity[0] for p, identity in identities.items()}
     mapped = {p for c in chosen for ps in c.mappings.values() for p in ps}
-    uuids = {p: providers[p].uuid for p in providers}
-    missing = mapped - set(uuids)
+    missing = mapped - uuids.keys()
     if missing:
         uuids.update(db.provider_uuids(conn, missing))
-    names = dict(class_names)
+    if shown is not None:
+        summaries.identities = {p: identity
+                                for p, identity in identities.items()
+                                if p in shown}
     requests = [
         AllocationRequest(
-            {uuids[p]: {names[rc]: amount for rc, amount in classes.items()}
-             for p, classes in c.allocations.items()},
+            {uuids[p]: resources for p, resources in c.allocations.items()},
             {suffix: sorted(uuids[p] for p in ps)
              for suffix, ps in c.mappings.items()})
         for c in chosen]
-    summaries = [providers[p] for p in sorted(shown)]
     return Candidates(requests, summaries)
 
 

@@ -33,9 +33,9 @@ import itertools
 @dataclasses.dataclass
 class Candidate:
     anchor: int
-    #: {provider id: {rc id: amount}}
+    #: {provider id: {resource class name: amount}}
     allocations: dict
-    #: {suffix: [provider ids]}
+    #: {suffix: {provider ids}}
     mappings: dict
 
 
@@ -163,7 +163,6 @@ class _Walk:
         self.anchor = anchor
         self.slots = slots
         result = combiner.result
-        self.capacities = result.capacities
         self.root_of = result.root_of
         self.sharing = result.sharing
         self.spread_group = next((g for g in result.groups if g.spread), None)
@@ -174,7 +173,14 @@ class _Walk:
         for suffixes in combiner.same_subtrees:
             last = max(suffix_slot[s] for s in suffixes)
             self.subtrees_done_at[last].append(sorted(suffixes))
-        self.usage = collections.Counter()
+        self.check_at = set(self.subtrees_done_at)
+        if self.spread_group and self.spread_group.required_trait_ids:
+            self.check_at.add(self.spread_done_at)
+        self.choices = [_choices(slot, result.capacities, result.class_names)
+                        for slot in slots]
+        #: {(provider, class name): amount taken so far}, only amounts
+        #: above 0.
+        self.usage = {}
         self.chosen = [None] * len(slots)
         self.isolated = set()
         self.tree_owner = {}
@@ -190,55 +196,54 @@ class _Walk:
                 yield candidate
             return
         slot = self.slots[index]
-        for provider in slot.options:
+        usage = self.usage
+        isolate = bool(slot.suffix) and self.combiner.isolate
+        one_per_tree = bool(slot.amounts) and not self.combiner.nested_aware
+        for provider, takes in self.choices[index]:
             self.combiner.steps += 1
-            if not self._take(slot, provider):
+            if any(usage.get(key, 0) + amount > limit
+                   for key, amount, limit in takes):
                 continue
+            if isolate and provider in self.isolated:
+                continue
+            if one_per_tree and not self._own_tree(provider):
+                continue
+            for key, amount, _limit in takes:
+                usage[key] = usage.get(key, 0) + amount
+            if isolate:
+                self.isolated.add(provider)
             self.chosen[index] = provider
-            if self._consistent(index):
+            if index not in self.check_at or self._consistent(index):
                 yield from self._fill(index + 1)
             self.chosen[index] = None
-            self._release(slot, provider)
+            for key, amount, _limit in takes:
+                left = usage[key] - amount
+                if left:
+                    usage[key] = left
+                else:
+                    del usage[key]
+            if isolate:
+                self.isolated.discard(provider)
+            if one_per_tree:
+                self._leave_tree(provider)
 
-    def _take(self, slot, provider):
-        capacities = self.capacities
-        for rc_id, amount in slot.amounts.items():
-            total = self.usage[(provider, rc_id)] + amount
-            capacity = capacities[rc_id][provider]
-            if total > capacity.free or total > capacity.max_unit:
-                return False
-        if slot.suffix and self.combiner.isolate:
-            if provider in self.isolated:
-                return False
-        if slot.amounts and not self.combiner.nested_aware:
-            owner = self.tree_owner.get(self.root_of(provider))
-            if owner is not None and owner[0] != provider:
-                return False
-        for rc_id, amount in slot.amounts.items():
-            self.usage[(provider, rc_id)] += amount
-        if slot.suffix and self.combiner.isolate:
-            self.isolated.add(provider)
-        if slot.amounts and not self.combiner.nested_aware:
-            root = self.root_of(provider)
-            owner = self.tree_owner.get(root)
-            self.tree_owner[root] = (provider, owner[1] + 1 if owner else 1)
+    def _own_tree(self, provider):
+        """Before 1.29 one provider per tree gives resources: take the
+        tree for ``provider`` unless another provider has it."""
+        root = self.root_of(provider)
+        owner = self.tree_owner.get(root)
+        if owner is not None and owner[0] != provider:
+            return False
+        self.tree_owner[root] = (provider, owner[1] + 1 if owner else 1)
         return True
 
-    def _release(self, slot, provider):
-        for rc_id, amount in slot.amounts.items():
-            key = (provider, rc_id)
-            self.usage[key] -= amount
-            if not self.usage[key]:
-                del self.usage[key]
-        if slot.suffix and self.combiner.isolate:
-            self.isolated.discard(provider)
-        if slot.amounts and not self.combiner.nested_aware:
-            root = self.root_of(provider)
-            owner = self.tree_owner[root]
-            if owner[1] == 1:
-                del self.tree_owner[root]
-            else:
-                self.tree_owner[root] = (provider, owner[1] - 1)
+    def _leave_tree(self, provider):
+        root = self.root_of(provider)
+        owner = self.tree_owner[root]
+        if owner[1] == 1:
+            del self.tree_owner[root]
+        else:
+            self.tree_owner[root] = (provider, owner[1] - 1)
 
     def _consistent(self, index):
         if index == self.spread_done_at and self.spread_group.required_trait_ids:
@@ -259,14 +264,20 @@ class _Walk:
         return True
 
     def _candidate(self):
-        allocations = collections.defaultdict(dict)
-        for (provider, rc_id), amount in self.usage.items():
-            allocations[provider][rc_id] = amount
-        mappings = collections.defaultdict(set)
+        allocations = {}
+        for (provider, name), amount in self.usage.items():
+            if provider in allocations:
+                allocations[provider][name] = amount
+            else:
+                allocations[provider] = {name: amount}
+        mappings = {}
         for slot, provider in zip(self.slots, self.chosen):
-            mappings[slot.suffix].add(provider)
-        involved = set(allocations).union(*mappings.values())
-        if involved <= self.sharing:
+            if slot.suffix in mappings:
+                mappings[slot.suffix].add(provider)
+            else:
+                mappings[slot.suffix] = {provider}
+        sharing = self.sharing
+        if all(p in sharing for p in self.chosen):
             # Only requests made of sharing providers alone can be built
             # under several anchors; keep the first.
             key = (frozenset((p, rc, a) for p, classes in allocations.items()
@@ -275,8 +286,22 @@ class _Walk:
             if key in self.seen:
                 return None
             self.seen.add(key)
-        return Candidate(self.anchor, dict(allocations),
-                         {s: sorted(ps) for s, ps in mappings.items()})
+        return Candidate(self.anchor, allocations, mappings)
+
+
+def _choices(slot, capacities, class_names):
+    """[(provider, takes)] for the options of ``slot``: each take is
+    ((provider, class name), amount, the most that provider can give of
+    that class in one request)."""
+    choices = []
+    for provider in slot.options:
+        takes = []
+        for rc_id, amount in slot.amounts.items():
+            capacity = capacities[rc_id][provider]
+            takes.append(((provider, class_names[rc_id]), amount,
+                          min(capacity.free, capacity.max_unit)))
+        choices.append((provider, tuple(takes)))
+    return choices
 
 
 def _round_robin(generators):

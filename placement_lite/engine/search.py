@@ -60,8 +60,8 @@ class SearchResult:
     groups: list
     #: {rc id: {provider id: db.Capacity}}
     capacities: dict
-    #: {provider id: root id} for providers chosen without resources.
-    resourceless_roots: dict
+    #: {provider id: root id} for every provider offered.
+    roots: dict
     sharing: set
     #: {rc id: name} for every requested class.
     class_names: dict
@@ -69,11 +69,7 @@ class SearchResult:
     anchors: list
 
     def root_of(self, provider_id):
-        for capable in self.capacities.values():
-            capacity = capable.get(provider_id)
-            if capacity is not None:
-                return capacity.root_id
-        return self.resourceless_roots[provider_id]
+        return self.roots[provider_id]
 
 
 def search(conn, request):
@@ -94,14 +90,20 @@ class Searcher:
     """
 
     def __init__(self, conn, request):
+        self.conn = conn
         self.allowed_anchors = _allowed_anchors(conn, request)
         sharing = db.sharing_provider_ids(conn)
         anchors_of_sharing = {}
         self.sharing = sharing
+        groups = list(request.groups.values())
+        #: {name: id} of the requested classes that exist.
+        self.class_ids = lookups.resource_class_ids(
+            conn, set().union(*(g.resources for g in groups)))
         self._groups = [
-            _GroupSearch(conn, group, self.allowed_anchors, sharing,
-                         anchors_of_sharing)
-            for group in request.groups.values()]
+            _GroupSearch(conn, group, self, anchors_of_sharing)
+            for group in groups]
+        self._window = None
+        self._inventories = {}
         #: How many groups (in order) have been searched at least once.
         self.groups_reached = 0
 
@@ -114,8 +116,10 @@ class Searcher:
 
         Raises NoCandidates when a group cannot be served anywhere; in a
         window, returns None when some group cannot be served there."""
+        self._window = window
+        self._inventories = {}
         capacities = {}
-        resourceless_roots = {}
+        roots = {}
         class_names = {}
         groups = []
         for index, searcher in enumerate(self._groups):
@@ -128,11 +132,29 @@ class Searcher:
             groups.append(choices)
             for rc_id, capable in searcher.by_class.items():
                 capacities.setdefault(rc_id, {}).update(capable)
-            resourceless_roots.update(searcher.resourceless_roots)
+                roots.update((provider_id, capacity.root_id)
+                             for provider_id, capacity in capable.items())
+            roots.update(searcher.resourceless_roots)
             class_names.update(searcher.class_names)
         anchors = set.intersection(*(set(g.by_anchor) for g in groups))
-        return SearchResult(groups, capacities, resourceless_roots,
-                            self.sharing, class_names, sorted(anchors))
+        return SearchResult(groups, capacities, roots, self.sharing,
+                            class_names, sorted(anchors))
+
+
+    def inventories(self, in_tree, tree_root):
+        """{rc id: {provider id: db.Capacity}} in the current window (and
+        tree ``tree_root``) for every known class that groups with this
+        ``in_tree`` ask for, fetched once per window in one query."""
+        if in_tree not in self._inventories:
+            rc_ids = {self.class_ids[name]
+                      for searcher in self._groups
+                      if searcher.group.in_tree == in_tree
+                      for name in searcher.group.resources
+                      if name in self.class_ids}
+            self._inventories[in_tree] = db.capacities(
+                self.conn, rc_ids, tree_root, self._window,
+                also_ids=self.sharing)
+        return self._inventories[in_tree]
 
 
 def _allowed_anchors(conn, request):
@@ -172,12 +194,12 @@ class _Filters:
 
 
 class _GroupSearch:
-    def __init__(self, conn, group, allowed_anchors, sharing,
-                 anchors_of_sharing):
+    def __init__(self, conn, group, searcher, anchors_of_sharing):
         self.conn = conn
         self.group = group
-        self.allowed_anchors = allowed_anchors
-        self.sharing = sharing
+        self.searcher = searcher
+        self.allowed_anchors = searcher.allowed_anchors
+        self.sharing = searcher.sharing
         self._anchors_of_sharing = anchors_of_sharing
         self._filters = None
         self._resourceless = None
@@ -189,15 +211,16 @@ class _GroupSearch:
     def run(self, window=None):
         """Who can serve the group under the anchors of ``window``."""
         group = self.group
-        conn = self.conn
         filters = self._resolve()
         amounts = filters.amounts
         self.window = window
         by_class = self.by_class = {}
+        inventories = self.searcher.inventories(group.in_tree,
+                                                filters.tree_root)
         for rc_id, amount in amounts.items():
-            capable = db.providers_with_capacity(
-                conn, rc_id, amount, filters.tree_root, window,
-                also_ids=self.sharing)
+            capable = {provider_id: capacity for provider_id, capacity
+                       in inventories[rc_id].items()
+                       if capacity.can_give(amount)}
             if not capable:
                 return GroupChoices(group.suffix, amounts, {})
             by_class[rc_id] = capable
@@ -248,7 +271,7 @@ class _GroupSearch:
 
     def _class_amounts(self):
         names = self.group.resources
-        found = lookups.resource_class_ids(self.conn, names)
+        found = self.searcher.class_ids
         amounts = {}
         for name, amount in names.items():
             if name not in found:

@@ -60,18 +60,22 @@ def _summaries(summaries, request, version):
     root uuids from 1.29."""
     requested = request.requested_resource_classes
     all_classes = version >= (1, 27)
+    with_traits = version >= (1, 17)
+    with_tree = version >= (1, 29)
     body = {}
-    for summary in summaries:
+    for provider_id, (uuid, parent_uuid, root_uuid) in (
+            summaries.identities.items()):
         entry = {'resources': {
             name: {'capacity': capacity, 'used': used}
-            for name, (capacity, used) in summary.resources.items()
+            for name, (capacity, used)
+            in summaries.resources.get(provider_id, {}).items()
             if all_classes or name in requested}}
-        if version >= (1, 17):
-            entry['traits'] = summary.traits
-        if version >= (1, 29):
-            entry['parent_provider_uuid'] = summary.parent_uuid
-            entry['root_provider_uuid'] = summary.root_uuid
-        body[summary.uuid] = entry
+        if with_traits:
+            entry['traits'] = summaries.traits.get(provider_id, [])
+        if with_tree:
+            entry['parent_provider_uuid'] = parent_uuid
+            entry['root_provider_uuid'] = root_uuid
+        body[uuid] = entry
     return body
 
 
