@@ -96,8 +96,7 @@ def capacities(conn, rc_ids, root_id=None, window=None, also_ids=()):
             .outerjoin(usage, sa.and_(
                 usage.c.resource_provider_id == inv.c.resource_provider_id,
                 usage.c.resource_class_id == inv.c.resource_class_id)))
-        .where(inv.c.resource_class_id.in_(classes), *scope)
-        .order_by(rp.c.id))
+        .where(inv.c.resource_class_id.in_(classes), *scope))
     for (rc_id, id_, root, total, reserved, ratio, used, min_unit, max_unit,
          step_size) in conn.execute(query).all():
         found[rc_id][id_] = Capacity(root, int((total - reserved) * ratio),
