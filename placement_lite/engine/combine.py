@@ -66,6 +66,11 @@ class Combiner:
         self.seen = set() if seen is None else seen
         #: how many choices were tried: lets tests prove work is bounded.
         self.steps = 0
+        asked_by = collections.Counter(
+            rc_id for group in result.groups for rc_id in group.amounts)
+        #: Classes that several slots ask for (see _enough_in_tree).
+        self._shared_classes = {rc_id for rc_id, slots in asked_by.items()
+                                if slots > 1}
 
     def anchors(self):
         anchors = list(self.result.anchors)
@@ -98,13 +103,18 @@ class Combiner:
 
     def _enough_in_tree(self, slots):
         """Cheap necessary test: for each class asked by several slots, the
-        distinct providers offering it have enough free capacity in all."""
+        distinct providers offering it have enough free capacity in all.
+        (A class asked by one slot needs no test: the search only offers
+        providers with room for its amount.)"""
+        if not self._shared_classes:
+            return True
         asked = collections.Counter()
         offered = collections.defaultdict(set)
         for slot in slots:
             for rc_id, amount in slot.amounts.items():
-                asked[rc_id] += amount
-                offered[rc_id].update(slot.options)
+                if rc_id in self._shared_classes:
+                    asked[rc_id] += amount
+                    offered[rc_id].update(slot.options)
         capacities = self.result.capacities
         for rc_id, total in asked.items():
             free = sum(capacities[rc_id][p].free for p in offered[rc_id])
