@@ -8,6 +8,7 @@ assembly and combination are done by the engine.
 
 import collections
 import dataclasses
+import functools
 import typing
 
 import sqlalchemy as sa
@@ -24,6 +25,19 @@ traits = tables.traits
 rc = tables.resource_classes
 
 SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
+
+# Aliases are built once: building one, and its columns, on every query
+# costs more than running the small queries that use it.
+in_scope_rp = rp.alias('in_scope')
+in_trees_rp = rp.alias('in_trees')
+mine_rpa = rpa.alias('mine')
+theirs_rpa = rpa.alias('theirs')
+
+
+@functools.cache
+def _nth_alias(table, n):
+    """The ``n``th alias of ``table`` in one query (one per EXISTS)."""
+    return table.alias('%s_%d' % (table.name, n))
 
 
 class Capacity(typing.NamedTuple):
@@ -81,10 +95,9 @@ def capacities(conn, rc_ids, root_id=None, window=None, also_ids=()):
                        alloc.c.resource_class_id))
     scope = _in_scope(rp, root_id, window, also_ids)
     if scope:
-        in_scope = rp.alias('in_scope')
         usage = usage.where(alloc.c.resource_provider_id.in_(
-            sa.select(in_scope.c.id).where(
-                *_in_scope(in_scope, root_id, window, also_ids))))
+            sa.select(in_scope_rp.c.id).where(
+                *_in_scope(in_scope_rp, root_id, window, also_ids))))
     usage = usage.subquery('usage')
     query = (
         sa.select(inv.c.resource_class_id, rp.c.id, rp.c.root_provider_id,
@@ -121,8 +134,8 @@ def provider_ids_with_traits(conn, required):
     """Ids of providers having, for each set of trait ids in ``required``,
     at least one of them."""
     query = sa.select(rp.c.id)
-    for alternatives in required:
-        has = rpt.alias()
+    for n, alternatives in enumerate(required):
+        has = _nth_alias(rpt, n)
         query = query.where(sa.exists().where(
             has.c.resource_provider_id == rp.c.id,
             has.c.trait_id.in_(sorted(alternatives))))
@@ -163,11 +176,11 @@ def provider_ids_in_aggregates(conn, member_of):
     ``member_of``, in at least one of them."""
     known = aggregate_ids(conn, set().union(*member_of))
     query = sa.select(rp.c.id)
-    for alternatives in member_of:
+    for n, alternatives in enumerate(member_of):
         ids = sorted(known[uuid] for uuid in alternatives if uuid in known)
         if not ids:
             return set()
-        member = rpa.alias()
+        member = _nth_alias(rpa, n)
         query = query.where(sa.exists().where(
             member.c.resource_provider_id == rp.c.id,
             member.c.aggregate_id.in_(ids)))
@@ -198,8 +211,7 @@ def anchors_for_sharing(conn, sharing_ids):
     anchors = collections.defaultdict(set)
     if not sharing_ids:
         return anchors
-    mine = rpa.alias('mine')
-    theirs = rpa.alias('theirs')
+    mine, theirs = mine_rpa, theirs_rpa
     query = (
         sa.select(mine.c.resource_provider_id, rp.c.root_provider_id)
         .distinct()
@@ -216,8 +228,8 @@ def roots_with_traits(conn, required_ids, forbidden_ids):
     """Ids of root providers having all ``required_ids`` and none of
     ``forbidden_ids``."""
     query = sa.select(rp.c.id).where(rp.c.parent_provider_id.is_(None))
-    for trait_id in sorted(required_ids):
-        has = rpt.alias()
+    for n, trait_id in enumerate(sorted(required_ids)):
+        has = _nth_alias(rpt, n)
         query = query.where(sa.exists().where(
             has.c.resource_provider_id == rp.c.id, has.c.trait_id == trait_id))
     if forbidden_ids:
@@ -288,13 +300,12 @@ def providers_of_trees(conn, root_ids):
     identities = {id_: (uuid, uuid_of.get(parent_id), uuid_of[root_id])
                   for id_, uuid, parent_id, root_id in rows}
 
-    in_trees = rp.alias('in_trees')
     usage = (
         sa.select(alloc.c.resource_provider_id, alloc.c.resource_class_id,
                   sa.func.sum(alloc.c.used).label('used'))
         .select_from(alloc.join(
-            in_trees, in_trees.c.id == alloc.c.resource_provider_id))
-        .where(in_trees.c.root_provider_id.in_(roots))
+            in_trees_rp, in_trees_rp.c.id == alloc.c.resource_provider_id))
+        .where(in_trees_rp.c.root_provider_id.in_(roots))
         .group_by(alloc.c.resource_provider_id, alloc.c.resource_class_id)
         .subquery('usage'))
     query = (
