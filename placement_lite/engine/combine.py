@@ -71,6 +71,9 @@ class Combiner:
         #: Classes that several slots ask for (see _enough_in_tree).
         self._shared_classes = {rc_id for rc_id, slots in asked_by.items()
                                 if slots > 1}
+        groups = result.groups
+        self._lone_spread_group = (len(groups) == 1 and groups[0].spread
+                                   and nested_aware)
 
     def anchors(self):
         anchors = list(self.result.anchors)
@@ -143,11 +146,56 @@ class Combiner:
     def for_anchor(self, anchor):
         """Lazily yield every allocation request under ``anchor``."""
         slots = self._slots(anchor)
+        if self._lone_spread_group:
+            yield from self._product(anchor, slots)
+            return
         if not self._enough_in_tree(slots):
             return
         if self.same_subtrees:
             self._ensure_parents()
         yield from _Walk(self, anchor, slots).run()
+
+    def _product(self, anchor, slots):
+        """The requests of a lone unsuffixed group: every choice of one
+        provider per class. No choice can clash with another (each class
+        is asked once, and the search only offers providers with room for
+        their amount), so only the group's traits are checked."""
+        group = self.result.groups[0]
+        names = [self.result.class_names[rc_id] for rc_id in group.amounts]
+        amounts = list(group.amounts.values())
+        required = group.required_trait_ids
+        owners = group.trait_owners
+        for chosen in itertools.product(*(slot.options for slot in slots)):
+            self.steps += 1
+            if required:
+                offered = set().union(*(owners.get(p, ()) for p in chosen))
+                if not all(alternatives & offered
+                           for alternatives in required):
+                    continue
+            allocations = {}
+            for provider, name, amount in zip(chosen, names, amounts):
+                if provider in allocations:
+                    allocations[provider][name] = amount
+                else:
+                    allocations[provider] = {name: amount}
+            candidate = self.candidate(anchor, allocations,
+                                       {'': set(chosen)}, chosen)
+            if candidate is not None:
+                yield candidate
+
+    def candidate(self, anchor, allocations, mappings, chosen):
+        """The Candidate, or None when it was already produced: only
+        requests made of sharing providers alone can be built under
+        several anchors; the first is kept."""
+        sharing = self.result.sharing
+        if all(p in sharing for p in chosen):
+            key = (frozenset((p, rc, a) for p, classes in allocations.items()
+                             for rc, a in classes.items()),
+                   frozenset((s, frozenset(ps)) for s, ps in mappings.items()))
+            if key in self.seen:
+                return None
+            self.seen.add(key)
+        return Candidate(anchor, allocations, mappings)
 
     def in_same_subtree(self, providers):
         """True when one of ``providers`` is an ancestor (or self) of all."""
@@ -174,7 +222,6 @@ class _Walk:
         self.slots = slots
         result = combiner.result
         self.root_of = result.root_of
-        self.sharing = result.sharing
         self.spread_group = next((g for g in result.groups if g.spread), None)
         spread_slots = [i for i, s in enumerate(slots) if not s.suffix]
         self.spread_done_at = spread_slots[-1] if spread_slots else None
@@ -194,7 +241,6 @@ class _Walk:
         self.chosen = [None] * len(slots)
         self.isolated = set()
         self.tree_owner = {}
-        self.seen = combiner.seen
 
     def run(self):
         yield from self._fill(0)
@@ -286,17 +332,8 @@ class _Walk:
                 mappings[slot.suffix].add(provider)
             else:
                 mappings[slot.suffix] = {provider}
-        sharing = self.sharing
-        if all(p in sharing for p in self.chosen):
-            # Only requests made of sharing providers alone can be built
-            # under several anchors; keep the first.
-            key = (frozenset((p, rc, a) for p, classes in allocations.items()
-                             for rc, a in classes.items()),
-                   frozenset((s, frozenset(ps)) for s, ps in mappings.items()))
-            if key in self.seen:
-                return None
-            self.seen.add(key)
-        return Candidate(self.anchor, allocations, mappings)
+        return self.combiner.candidate(self.anchor, allocations, mappings,
+                                       self.chosen)
 
 
 def _choices(slot, capacities, class_names):
