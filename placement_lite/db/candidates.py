@@ -276,8 +276,9 @@ class TreeSummaries:
 
     #: {provider id: (uuid, parent uuid, root uuid)}, in provider id order.
     identities: dict
-    #: {provider id: {resource class name: (capacity, used)}}, classes in
-    #: id order; providers without inventory are left out.
+    #: {provider id: {resource class name: {'capacity': capacity,
+    #: 'used': used}}}, classes in id order; providers without inventory
+    #: are left out.
     resources: dict
     #: {provider id: [trait names]} in trait id order (standard traits
     #: first, then custom ones as created), the order the reference shows;
@@ -323,8 +324,8 @@ def providers_of_trees(conn, root_ids):
     resources = collections.defaultdict(dict)
     for provider_id, name, total, reserved, ratio, used in conn.execute(
             query).all():
-        resources[provider_id][name] = (int((total - reserved) * ratio),
-                                        used)
+        resources[provider_id][name] = {
+            'capacity': int((total - reserved) * ratio), 'used': used}
 
     query = (
         sa.select(rpt.c.resource_provider_id, traits.c.name)

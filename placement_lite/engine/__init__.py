@@ -80,7 +80,7 @@ def find_candidates(database, conf, request, nested_aware=True):
             shown = _legacy_summary_providers(combiner, chosen, truncated)
         else:
             shown = None
-        return _render_data(conn, found.root_of, chosen, shown)
+        return _render_data(conn, found.roots, chosen, shown)
 
 
 def _find_in_windows(conn, request, bound, parents):
@@ -112,11 +112,9 @@ def _find_in_windows(conn, request, bound, parents):
                 continue
             combiner = combine.Combiner(found, request, parents=parents,
                                         seen=seen)
-            for candidate in itertools.islice(combiner.generate(),
-                                              bound - len(chosen)):
-                chosen.append(candidate)
-                roots.update((p, found.root_of(p))
-                             for p in candidate.allocations)
+            chosen.extend(itertools.islice(combiner.generate(),
+                                           bound - len(chosen)))
+            roots.update(found.roots)
     except search.NoCandidates:
         return EMPTY
     if not searcher.all_groups_reached:
@@ -129,7 +127,7 @@ def _find_in_windows(conn, request, bound, parents):
         return EMPTY
     if not chosen:
         return EMPTY
-    return _render_data(conn, roots.__getitem__, chosen, None)
+    return _render_data(conn, roots, chosen, None)
 
 
 def _bound(limit, max_candidates):
@@ -138,15 +136,17 @@ def _bound(limit, max_candidates):
     return min(bounds) if bounds else None
 
 
-def _render_data(conn, root_of, chosen, shown):
-    """Requests and summaries of the trees ``chosen`` touches; ``shown``
-    limits the summaries (None: every provider of those trees)."""
-    tree_roots = {root_of(p) for c in chosen for p in c.allocations}
+def _render_data(conn, roots, chosen, shown):
+    """Requests and summaries of the trees ``chosen`` touches (``roots``
+    maps each provider to its root); ``shown`` limits the summaries (None:
+    every provider of those trees)."""
+    tree_roots = {roots[p] for c in chosen for p in c.allocations}
     summaries = db.providers_of_trees(conn, tree_roots)
     identities = summaries.identities
     uuids = {p: identity[0] for p, identity in identities.items()}
-    mapped = {p for c in chosen for ps in c.mappings.values() for p in ps}
-    missing = mapped - uuids.keys()
+    # Providers of resourceless groups may lie outside the trees shown.
+    missing = {p for c in chosen for ps in c.mappings.values() for p in ps
+               if p not in uuids}
     if missing:
         uuids.update(db.provider_uuids(conn, missing))
     if shown is not None:
@@ -156,7 +156,7 @@ def _render_data(conn, root_of, chosen, shown):
     requests = [
         AllocationRequest(
             {uuids[p]: resources for p, resources in c.allocations.items()},
-            {suffix: sorted(uuids[p] for p in ps)
+            {suffix: sorted([uuids[p] for p in ps])
              for suffix, ps in c.mappings.items()})
         for c in chosen]
     return Candidates(requests, summaries)

@@ -65,11 +65,11 @@ def _summaries(summaries, request, version):
     body = {}
     for provider_id, (uuid, parent_uuid, root_uuid) in (
             summaries.identities.items()):
-        entry = {'resources': {
-            name: {'capacity': capacity, 'used': used}
-            for name, (capacity, used)
-            in summaries.resources.get(provider_id, {}).items()
-            if all_classes or name in requested}}
+        resources = summaries.resources.get(provider_id, {})
+        if not all_classes:
+            resources = {name: usage for name, usage in resources.items()
+                         if name in requested}
+        entry = {'resources': resources}
         if with_traits:
             entry['traits'] = summaries.traits.get(provider_id, [])
         if with_tree:
