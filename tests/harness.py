@@ -242,11 +242,35 @@ class PostgresServer:
         """Load a :meth:`dump` into the existing, empty ``database``."""
         self._client('pg_restore', '--no-owner', '-d', database, path)
 
+    def copy_rows(self, source, target, keep=()):
+        """Make the rows of database ``target`` those of ``source`` (same
+        schema), except in the tables named in ``keep``."""
+        with tempfile.NamedTemporaryFile(suffix='.dump') as dump:
+            self._client('pg_dump', '--data-only', '-Fc', '-f', dump.name,
+                         *('--exclude-table=%s' % name for name in keep),
+                         source)
+            engine = sa.create_engine(self.url(target),
+                                      isolation_level='AUTOCOMMIT')
+            try:
+                with engine.connect() as conn:
+                    tables = conn.exec_driver_sql(
+                        "SELECT tablename FROM pg_tables "
+                        "WHERE schemaname = 'public'").scalars().all()
+                    emptied = sorted(set(tables) - set(keep))
+                    conn.exec_driver_sql('TRUNCATE %s RESTART IDENTITY'
+                                         % ', '.join(emptied))
+            finally:
+                engine.dispose()
+            self._client('pg_restore', '--data-only', '--disable-triggers',
+                         '-d', target, dump.name)
+
     def _client(self, program, *args):
-        subprocess.run([os.path.join(self.bindir, program), '-h', '127.0.0.1',
-                        '-p', str(self.port), '-U', 'postgres', *args],
-                       check=True, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE)
+        done = subprocess.run(
+            [os.path.join(self.bindir, program), '-h', '127.0.0.1',
+             '-p', str(self.port), '-U', 'postgres', *args],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if done.returncode:
+            raise RuntimeError('%s failed: %s' % (program, done.stderr))
 
     def admin_engine(self):
         if self._admin is None:
