@@ -15,7 +15,9 @@ group, one per resource class of the unsuffixed group) so that:
 The search is a depth-first walk over the slots that checks each
 constraint as soon as the slots it depends on are filled, so a dead branch
 is cut at once and the walk only costs what the caller consumes: taking
-the first N requests does about N requests' worth of work.
+the first N requests does about N requests' worth of work. A request
+with only the unsuffixed group needs no walk: its slots cannot clash, so
+its requests are the product of the slots' choices, filtered by traits.
 
 Order (documented in api-ref/allocation_candidates.md): anchors by
 ascending internal id (creation order); within an anchor, slots in query

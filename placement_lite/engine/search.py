@@ -140,7 +140,6 @@ class Searcher:
         return SearchResult(groups, capacities, roots, self.sharing,
                             class_names, sorted(anchors))
 
-
     def inventories(self, in_tree, tree_root):
         """{rc id: {provider id: db.Capacity}} in the current window (and
         tree ``tree_root``) for every known class that groups with this
