@@ -303,3 +303,45 @@ def test_windows_report_unknown_names_like_the_whole_cloud(monkeypatch):
         assert body['allocation_requests'] == []
     finally:
         env.close()
+
+
+TRAITED_WORLD = (
+    [{'name': 'tw%d' % i, 'inventories': {'VCPU': 2, 'DISK_GB': 50},
+      'traits': ['CUSTOM_SLOW'] if i == 3 else [],
+      'aggregates': ['tagg%d' % (i % 2)]} for i in range(6)]
+    + [{'name': 'tw%d-numa%d' % (i, n), 'parent': 'tw%d' % i,
+        'inventories': {'VCPU': 2, 'MEMORY_MB': 512},
+        'traits': ['CUSTOM_FAST'] if n else ['HW_CPU_X86_AVX2']}
+       for i in range(0, 6, 2) for n in range(2)]
+    + [{'name': 'tdisk%d' % a, 'inventories': {'DISK_GB': 100},
+        'traits': ['MISC_SHARES_VIA_AGGREGATE'], 'aggregates': ['tagg%d' % a]}
+       for a in range(2)])
+
+
+@pytest.mark.parametrize('query', [
+    'resources=VCPU:1,DISK_GB:10',
+    'resources=VCPU:1,MEMORY_MB:128,DISK_GB:10',
+    'resources=VCPU:1,MEMORY_MB:128&required=CUSTOM_FAST',
+    'resources=VCPU:1,DISK_GB:10&required=in:CUSTOM_FAST,HW_CPU_X86_AVX2'
+    '&required=!CUSTOM_SLOW',
+])
+def test_lone_unsuffixed_group_shortcut_equals_the_walk(monkeypatch, query):
+    """A request of the unsuffixed group alone skips the walk (its requests
+    are the product of each class's choices); it answers exactly what the
+    walk answers: the same requests, in the same order, and summaries."""
+    env = _env_with()
+    try:
+        worlds.load_into_db(env.db, TRAITED_WORLD)
+        shortcut = _candidates(env, query)
+        real_init = combine.Combiner.__init__
+
+        def always_walk(self, *args, **kwargs):
+            real_init(self, *args, **kwargs)
+            self._lone_spread_group = False
+
+        monkeypatch.setattr(combine.Combiner, '__init__', always_walk)
+        walked = _candidates(env, query)
+        assert len(shortcut['allocation_requests']) > 1
+        assert shortcut == walked
+    finally:
+        env.close()
