@@ -204,10 +204,11 @@ def sharing_provider_ids(conn):
     return set(conn.execute(query).scalars().all())
 
 
-def anchors_for_sharing(conn, sharing_ids):
+def anchors_for_sharing(conn, sharing_ids, window=None):
     """{sharing provider id: root ids of the trees it serves}: the roots of
     every provider sharing an aggregate with it (its own root included when
-    it is in any aggregate)."""
+    it is in any aggregate); only roots in ``window`` (an inclusive range
+    of root ids) when given."""
     anchors = collections.defaultdict(set)
     if not sharing_ids:
         return anchors
@@ -219,6 +220,8 @@ def anchors_for_sharing(conn, sharing_ids):
             mine.join(theirs, theirs.c.aggregate_id == mine.c.aggregate_id)
             .join(rp, rp.c.id == theirs.c.resource_provider_id))
         .where(mine.c.resource_provider_id.in_(sorted(sharing_ids))))
+    if window is not None:
+        query = query.where(rp.c.root_provider_id.between(*window))
     for sharing_id, root_id in conn.execute(query):
         anchors[sharing_id].add(root_id)
     return anchors

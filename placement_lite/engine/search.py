@@ -92,18 +92,17 @@ class Searcher:
     def __init__(self, conn, request):
         self.conn = conn
         self.allowed_anchors = _allowed_anchors(conn, request)
-        sharing = db.sharing_provider_ids(conn)
-        anchors_of_sharing = {}
-        self.sharing = sharing
+        self.sharing = db.sharing_provider_ids(conn)
         groups = list(request.groups.values())
         #: {name: id} of the requested classes that exist.
         self.class_ids = lookups.resource_class_ids(
             conn, set().union(*(g.resources for g in groups)))
         self._groups = [
-            _GroupSearch(conn, group, self, anchors_of_sharing)
-            for group in groups]
+            _GroupSearch(conn, group, self) for group in groups]
         self._window = None
         self._inventories = {}
+        #: {sharing provider id: anchors in the current window}.
+        self.anchors_of_sharing = {}
         #: How many groups (in order) have been searched at least once.
         self.groups_reached = 0
 
@@ -118,6 +117,7 @@ class Searcher:
         window, returns None when some group cannot be served there."""
         self._window = window
         self._inventories = {}
+        self.anchors_of_sharing = {}
         capacities = {}
         roots = {}
         class_names = {}
@@ -193,13 +193,12 @@ class _Filters:
 
 
 class _GroupSearch:
-    def __init__(self, conn, group, searcher, anchors_of_sharing):
+    def __init__(self, conn, group, searcher):
         self.conn = conn
         self.group = group
         self.searcher = searcher
         self.allowed_anchors = searcher.allowed_anchors
         self.sharing = searcher.sharing
-        self._anchors_of_sharing = anchors_of_sharing
         self._filters = None
         self._resourceless = None
         self.window = None
@@ -288,15 +287,15 @@ class _GroupSearch:
         return self.allowed_anchors is None or root_id in self.allowed_anchors
 
     def _sharing_anchors(self, provider_ids):
-        """{sharing provider id: anchors}, queried once per provider."""
-        missing = [p for p in provider_ids
-                   if p not in self._anchors_of_sharing]
+        """{sharing provider id: anchors in the window}, queried once per
+        provider and window."""
+        known = self.searcher.anchors_of_sharing
+        missing = [p for p in provider_ids if p not in known]
         if missing:
-            found = db.anchors_for_sharing(self.conn, missing)
+            found = db.anchors_for_sharing(self.conn, missing, self.window)
             for provider_id in missing:
-                self._anchors_of_sharing[provider_id] = found.get(
-                    provider_id, set())
-        return {p: self._anchors_of_sharing[p] for p in provider_ids}
+                known[provider_id] = found.get(provider_id, set())
+        return {p: known[p] for p in provider_ids}
 
     def _single_provider_choices(self, filters):
         by_class = self.by_class
