@@ -4,10 +4,13 @@
     python -m tests.bench --hosts 1000         # one size
     python -m tests.bench --quick              # smoke run: 40 hosts, 2 repetitions
     python -m tests.bench --only placement_lite --hosts 200
+    python -m tests.bench --hosts 5000 --reference-from-lite
 
 For each size it starts a throwaway PostgreSQL (one database per service),
 both services under uwsgi with the same settings, loads the same cloud into
-both through the API, then times every named query (``--warmup`` untimed
+both through the API (or, with ``--reference-from-lite``, copies
+placement_lite's rows into the reference's database when it is not cached
+from an earlier load), then times every named query (``--warmup`` untimed
 runs, then ``--repetitions`` timed ones) and prints p50/p95 per service with
 the ratio reference/placement_lite, and whether the candidate counts agree.
 Results go to ``reports/bench-<N>.json``; ``docs/benchmark.md`` is
