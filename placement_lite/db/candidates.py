@@ -29,7 +29,6 @@ SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 # Aliases are built once: building one, and its columns, on every query
 # costs more than running the small queries that use it.
 in_scope_rp = rp.alias('in_scope')
-in_trees_rp = rp.alias('in_trees')
 mine_rpa = rpa.alias('mine')
 theirs_rpa = rpa.alias('theirs')
 
@@ -58,7 +57,7 @@ class Capacity(typing.NamedTuple):
     def can_give(self, amount):
         """Whether ``amount`` fits now: free capacity, min_unit, max_unit
         and step_size allow it."""
-        return (amount <= self.capacity - self.used
+        return (amount <= self.free
                 and self.min_unit <= amount <= self.max_unit
                 and amount % self.step_size == 0)
 
@@ -78,6 +77,31 @@ def _in_scope(providers, root_id, window, also_ids):
     return conditions
 
 
+def _usage(in_scope, rc_ids=None):
+    """Subquery ``usage``: the amount used per provider and class, for the
+    providers that ``in_scope`` (conditions on ``in_scope_rp``; none: every
+    provider) selects, of the classes ``rc_ids`` (None: every class)."""
+    query = (sa.select(alloc.c.resource_provider_id,
+                       alloc.c.resource_class_id,
+                       sa.func.sum(alloc.c.used).label('used'))
+             .group_by(alloc.c.resource_provider_id,
+                       alloc.c.resource_class_id))
+    if rc_ids is not None:
+        query = query.where(alloc.c.resource_class_id.in_(sorted(rc_ids)))
+    if in_scope:
+        query = query.where(alloc.c.resource_provider_id.in_(
+            sa.select(in_scope_rp.c.id).where(*in_scope)))
+    return query.subquery('usage')
+
+
+def _with_usage(inventories, usage):
+    """``inventories`` (a join holding the inventories table) joined to the
+    amounts ``usage`` gives for each inventory's provider and class."""
+    return inventories.outerjoin(usage, sa.and_(
+        usage.c.resource_provider_id == inv.c.resource_provider_id,
+        usage.c.resource_class_id == inv.c.resource_class_id))
+
+
 def capacities(conn, rc_ids, root_id=None, window=None, also_ids=()):
     """{rc id: {provider id: Capacity}} for every inventory of ``rc_ids``,
     in one query. With ``root_id``, only providers of that tree; with
@@ -86,30 +110,17 @@ def capacities(conn, rc_ids, root_id=None, window=None, also_ids=()):
     found = {rc_id: {} for rc_id in rc_ids}
     if not rc_ids:
         return found
-    classes = sorted(rc_ids)
-    usage = (sa.select(alloc.c.resource_provider_id,
-                       alloc.c.resource_class_id,
-                       sa.func.sum(alloc.c.used).label('used'))
-             .where(alloc.c.resource_class_id.in_(classes))
-             .group_by(alloc.c.resource_provider_id,
-                       alloc.c.resource_class_id))
-    scope = _in_scope(rp, root_id, window, also_ids)
-    if scope:
-        usage = usage.where(alloc.c.resource_provider_id.in_(
-            sa.select(in_scope_rp.c.id).where(
-                *_in_scope(in_scope_rp, root_id, window, also_ids))))
-    usage = usage.subquery('usage')
+    usage = _usage(_in_scope(in_scope_rp, root_id, window, also_ids),
+                   rc_ids)
     query = (
         sa.select(inv.c.resource_class_id, rp.c.id, rp.c.root_provider_id,
                   inv.c.total, inv.c.reserved, inv.c.allocation_ratio,
                   sa.func.coalesce(usage.c.used, 0), inv.c.min_unit,
                   inv.c.max_unit, inv.c.step_size)
-        .select_from(
-            rp.join(inv, inv.c.resource_provider_id == rp.c.id)
-            .outerjoin(usage, sa.and_(
-                usage.c.resource_provider_id == inv.c.resource_provider_id,
-                usage.c.resource_class_id == inv.c.resource_class_id)))
-        .where(inv.c.resource_class_id.in_(classes), *scope))
+        .select_from(_with_usage(
+            rp.join(inv, inv.c.resource_provider_id == rp.c.id), usage))
+        .where(inv.c.resource_class_id.in_(sorted(rc_ids)),
+               *_in_scope(rp, root_id, window, also_ids)))
     for (rc_id, id_, root, total, reserved, ratio, used, min_unit, max_unit,
          step_size) in conn.execute(query).all():
         found[rc_id][id_] = Capacity(root, int((total - reserved) * ratio),
@@ -304,24 +315,14 @@ def providers_of_trees(conn, root_ids):
     identities = {id_: (uuid, uuid_of.get(parent_id), uuid_of[root_id])
                   for id_, uuid, parent_id, root_id in rows}
 
-    usage = (
-        sa.select(alloc.c.resource_provider_id, alloc.c.resource_class_id,
-                  sa.func.sum(alloc.c.used).label('used'))
-        .select_from(alloc.join(
-            in_trees_rp, in_trees_rp.c.id == alloc.c.resource_provider_id))
-        .where(in_trees_rp.c.root_provider_id.in_(roots))
-        .group_by(alloc.c.resource_provider_id, alloc.c.resource_class_id)
-        .subquery('usage'))
+    usage = _usage([in_scope_rp.c.root_provider_id.in_(roots)])
     query = (
         sa.select(inv.c.resource_provider_id, rc.c.name, inv.c.total,
                   inv.c.reserved, inv.c.allocation_ratio,
                   sa.func.coalesce(usage.c.used, 0))
-        .select_from(
+        .select_from(_with_usage(
             inv.join(rp, rp.c.id == inv.c.resource_provider_id)
-            .join(rc, rc.c.id == inv.c.resource_class_id)
-            .outerjoin(usage, sa.and_(
-                usage.c.resource_provider_id == inv.c.resource_provider_id,
-                usage.c.resource_class_id == inv.c.resource_class_id)))
+            .join(rc, rc.c.id == inv.c.resource_class_id), usage))
         .where(rp.c.root_provider_id.in_(roots))
         .order_by(inv.c.resource_class_id))
     resources = collections.defaultdict(dict)

@@ -99,7 +99,8 @@ class Searcher:
             conn, set().union(*(g.resources for g in groups)))
         self._groups = [
             _GroupSearch(conn, group, self) for group in groups]
-        self._window = None
+        #: The window being searched (None: the whole cloud).
+        self.window = None
         self._inventories = {}
         #: {sharing provider id: anchors in the current window}.
         self.anchors_of_sharing = {}
@@ -115,7 +116,7 @@ class Searcher:
 
         Raises NoCandidates when a group cannot be served anywhere; in a
         window, returns None when some group cannot be served there."""
-        self._window = window
+        self.window = window
         self._inventories = {}
         self.anchors_of_sharing = {}
         capacities = {}
@@ -124,7 +125,7 @@ class Searcher:
         groups = []
         for index, searcher in enumerate(self._groups):
             self.groups_reached = max(self.groups_reached, index + 1)
-            choices = searcher.run(window)
+            choices = searcher.run()
             if not choices.by_anchor:
                 if window is None:
                     raise NoCandidates()
@@ -151,7 +152,7 @@ class Searcher:
                       for name in searcher.group.resources
                       if name in self.class_ids}
             self._inventories[in_tree] = db.capacities(
-                self.conn, rc_ids, tree_root, self._window,
+                self.conn, rc_ids, tree_root, self.window,
                 also_ids=self.sharing)
         return self._inventories[in_tree]
 
@@ -201,17 +202,20 @@ class _GroupSearch:
         self.sharing = searcher.sharing
         self._filters = None
         self._resourceless = None
-        self.window = None
         self.by_class = {}
         self.resourceless_roots = {}
         self.class_names = {}
 
-    def run(self, window=None):
-        """Who can serve the group under the anchors of ``window``."""
+    @property
+    def window(self):
+        return self.searcher.window
+
+    def run(self):
+        """Who can serve the group under the anchors of the searcher's
+        current window."""
         group = self.group
         filters = self._resolve()
         amounts = filters.amounts
-        self.window = window
         by_class = self.by_class = {}
         inventories = self.searcher.inventories(group.in_tree,
                                                 filters.tree_root)
