@@ -13,6 +13,7 @@ import typing
 
 import sqlalchemy as sa
 
+from placement_lite.db import lookups
 from placement_lite.db import tables
 
 rp = tables.resource_providers
@@ -77,10 +78,10 @@ def _in_scope(providers, root_id, window, also_ids):
     return conditions
 
 
-def _usage(in_scope, rc_ids=None):
-    """Subquery ``usage``: the amount used per provider and class, for the
-    providers that ``in_scope`` (conditions on ``in_scope_rp``; none: every
-    provider) selects, of the classes ``rc_ids`` (None: every class)."""
+def _usage_query(in_scope, rc_ids=None):
+    """The amount used per provider and class, for the providers that
+    ``in_scope`` (conditions on ``in_scope_rp``; none: every provider)
+    selects, of the classes ``rc_ids`` (None: every class)."""
     query = (sa.select(alloc.c.resource_provider_id,
                        alloc.c.resource_class_id,
                        sa.func.sum(alloc.c.used).label('used'))
@@ -91,7 +92,12 @@ def _usage(in_scope, rc_ids=None):
     if in_scope:
         query = query.where(alloc.c.resource_provider_id.in_(
             sa.select(in_scope_rp.c.id).where(*in_scope)))
-    return query.subquery('usage')
+    return query
+
+
+def _usage(in_scope, rc_ids=None):
+    """:func:`_usage_query` as the subquery ``usage``."""
+    return _usage_query(in_scope, rc_ids).subquery('usage')
 
 
 def _with_usage(inventories, usage):
@@ -302,45 +308,65 @@ class TreeSummaries:
 
 def providers_of_trees(conn, root_ids):
     """The TreeSummaries of every provider of the trees rooted at
-    ``root_ids``: identities, inventories with usage, and traits."""
+    ``root_ids``: identities, inventories with usage, and traits.
+
+    Trees that make up most of the cloud are read without a filter (the
+    few providers of other trees are dropped here): filtering by root costs
+    more than reading them. Inventories and usage are read apart and
+    joined here, which is cheaper than joining them in SQL."""
     if not root_ids:
         return TreeSummaries({}, {}, {})
-    roots = sa.bindparam('roots', sorted(root_ids), expanding=True)
-    rows = conn.execute(
+    if 2 * len(root_ids) >= _root_count(conn):
+        in_trees = []
+    else:
+        in_trees = [in_scope_rp.c.root_provider_id.in_(
+            sa.bindparam('roots', sorted(root_ids), expanding=True))]
+
+    def of_trees(query, provider_id):
+        if not in_trees:
+            return query
+        return query.where(provider_id.in_(
+            sa.select(in_scope_rp.c.id).where(*in_trees)))
+
+    rows = conn.execute(of_trees(
         sa.select(rp.c.id, rp.c.uuid, rp.c.parent_provider_id,
-                  rp.c.root_provider_id)
-        .where(rp.c.root_provider_id.in_(roots))
-        .order_by(rp.c.id)).all()
+                  rp.c.root_provider_id), rp.c.id).order_by(rp.c.id)).all()
     uuid_of = {row[0]: row[1] for row in rows}
     identities = {id_: (uuid, uuid_of.get(parent_id), uuid_of[root_id])
-                  for id_, uuid, parent_id, root_id in rows}
+                  for id_, uuid, parent_id, root_id in rows
+                  if root_id in root_ids}
 
-    usage = _usage([in_scope_rp.c.root_provider_id.in_(roots)])
-    query = (
-        sa.select(inv.c.resource_provider_id, rc.c.name, inv.c.total,
-                  inv.c.reserved, inv.c.allocation_ratio,
-                  sa.func.coalesce(usage.c.used, 0))
-        .select_from(_with_usage(
-            inv.join(rp, rp.c.id == inv.c.resource_provider_id)
-            .join(rc, rc.c.id == inv.c.resource_class_id), usage))
-        .where(rp.c.root_provider_id.in_(roots))
-        .order_by(inv.c.resource_class_id))
+    used = {(provider_id, rc_id): amount
+            for provider_id, rc_id, amount in conn.execute(
+                _usage_query(in_trees)).all()}
+    class_names = lookups.resource_class_names(conn)
+    query = of_trees(
+        sa.select(inv.c.resource_provider_id, inv.c.resource_class_id,
+                  inv.c.total, inv.c.reserved, inv.c.allocation_ratio),
+        inv.c.resource_provider_id).order_by(inv.c.resource_class_id)
     resources = collections.defaultdict(dict)
-    for provider_id, name, total, reserved, ratio, used in conn.execute(
+    for provider_id, rc_id, total, reserved, ratio in conn.execute(
             query).all():
-        resources[provider_id][name] = {
-            'capacity': int((total - reserved) * ratio), 'used': used}
+        if provider_id in identities:
+            resources[provider_id][class_names[rc_id]] = {
+                'capacity': int((total - reserved) * ratio),
+                'used': used.get((provider_id, rc_id), 0)}
 
-    query = (
+    query = of_trees(
         sa.select(rpt.c.resource_provider_id, traits.c.name)
-        .select_from(rpt.join(traits, traits.c.id == rpt.c.trait_id)
-                     .join(rp, rp.c.id == rpt.c.resource_provider_id))
-        .where(rp.c.root_provider_id.in_(roots))
-        .order_by(rpt.c.trait_id))
+        .select_from(rpt.join(traits, traits.c.id == rpt.c.trait_id)),
+        rpt.c.resource_provider_id).order_by(rpt.c.trait_id)
     trait_names = collections.defaultdict(list)
     for provider_id, name in conn.execute(query).all():
-        trait_names[provider_id].append(name)
+        if provider_id in identities:
+            trait_names[provider_id].append(name)
     return TreeSummaries(identities, resources, trait_names)
+
+
+def _root_count(conn):
+    query = sa.select(sa.func.count()).select_from(rp).where(
+        rp.c.parent_provider_id.is_(None))
+    return conn.execute(query).scalar()
 
 
 def parents_in_trees(conn, root_ids):
