@@ -310,13 +310,13 @@ def providers_of_trees(conn, root_ids):
     """The TreeSummaries of every provider of the trees rooted at
     ``root_ids``: identities, inventories with usage, and traits.
 
-    Trees that make up most of the cloud are read without a filter (the
-    few providers of other trees are dropped here): filtering by root costs
-    more than reading them. Inventories and usage are read apart and
+    When the trees are a third of the cloud or more, every provider is
+    read and those of other trees are dropped here: filtering by root then
+    costs more than reading them. Inventories and usage are read apart and
     joined here, which is cheaper than joining them in SQL."""
     if not root_ids:
         return TreeSummaries({}, {}, {})
-    if 2 * len(root_ids) >= _root_count(conn):
+    if 3 * len(root_ids) >= _root_count(conn):
         in_trees = []
     else:
         in_trees = [in_scope_rp.c.root_provider_id.in_(

@@ -23,21 +23,16 @@ from placement_lite.engine.request import parse_query  # noqa: F401
 
 
 @dataclasses.dataclass
-class AllocationRequest:
-    #: {provider uuid: {resource class name: amount}}
-    allocations: dict
-    #: {suffix: [provider uuids]}
-    mappings: dict
-
-
-@dataclasses.dataclass
 class Candidates:
+    #: combine.Candidate objects (providers by internal id).
     allocation_requests: list
+    #: {provider id: uuid} for every provider they name.
+    uuids: dict
     #: db.TreeSummaries of the providers to show.
     provider_summaries: db.TreeSummaries
 
 
-EMPTY = Candidates([], db.TreeSummaries({}, {}, {}))
+EMPTY = Candidates([], {}, db.TreeSummaries({}, {}, {}))
 #: The fewest trees a window searches (see _find_in_windows).
 WINDOW_MIN = 64
 
@@ -80,7 +75,7 @@ def find_candidates(database, conf, request, nested_aware=True):
             shown = _legacy_summary_providers(combiner, chosen, truncated)
         else:
             shown = None
-        return _render_data(conn, found.roots, chosen, shown)
+        return _with_summaries(conn, found.roots, chosen, shown)
 
 
 def _find_in_windows(conn, request, bound, parents):
@@ -127,7 +122,7 @@ def _find_in_windows(conn, request, bound, parents):
         return EMPTY
     if not chosen:
         return EMPTY
-    return _render_data(conn, roots, chosen, None)
+    return _with_summaries(conn, roots, chosen, None)
 
 
 def _bound(limit, max_candidates):
@@ -136,10 +131,11 @@ def _bound(limit, max_candidates):
     return min(bounds) if bounds else None
 
 
-def _render_data(conn, roots, chosen, shown):
-    """Requests and summaries of the trees ``chosen`` touches (``roots``
-    maps each provider to its root); ``shown`` limits the summaries (None:
-    every provider of those trees)."""
+def _with_summaries(conn, roots, chosen, shown):
+    """``chosen`` with the uuids of the providers they name and the
+    summaries of the trees they touch (``roots`` maps each provider to its
+    root); ``shown`` limits the summaries (None: every provider of those
+    trees)."""
     tree_roots = {roots[p] for c in chosen for p in c.allocations}
     summaries = db.providers_of_trees(conn, tree_roots)
     identities = summaries.identities
@@ -153,13 +149,7 @@ def _render_data(conn, roots, chosen, shown):
         summaries.identities = {p: identity
                                 for p, identity in identities.items()
                                 if p in shown}
-    requests = [
-        AllocationRequest(
-            {uuids[p]: resources for p, resources in c.allocations.items()},
-            {suffix: sorted([uuids[p] for p in ps])
-             for suffix, ps in c.mappings.items()})
-        for c in chosen]
-    return Candidates(requests, summaries)
+    return Candidates(chosen, uuids, summaries)
 
 
 def _legacy_summary_providers(combiner, chosen, truncated):

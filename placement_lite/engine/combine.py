@@ -189,8 +189,7 @@ class Combiner:
         """The Candidate, or None when it was already produced: only
         requests made of sharing providers alone can be built under
         several anchors; the first is kept."""
-        sharing = self.result.sharing
-        if all(p in sharing for p in chosen):
+        if self.result.sharing.issuperset(chosen):
             key = (frozenset((p, rc, a) for p, classes in allocations.items()
                              for rc, a in classes.items()),
                    frozenset((s, frozenset(ps)) for s, ps in mappings.items()))

@@ -28,31 +28,30 @@ class AllocationCandidates:
 
 def render(found, request, version):
     """The response body for ``version``."""
-    if version >= (1, 12):
-        requests = [_request_as_dict(r, version)
-                    for r in found.allocation_requests]
+    uuids = found.uuids
+    if version < (1, 12):
+        requests = [
+            {'allocations': [
+                {'resource_provider': {'uuid': uuids[p]}, 'resources': r}
+                for p, r in c.allocations.items()]}
+            for c in found.allocation_requests]
+    elif version < (1, 34):
+        requests = [
+            {'allocations': {uuids[p]: {'resources': r}
+                             for p, r in c.allocations.items()}}
+            for c in found.allocation_requests]
     else:
-        requests = [_request_as_list(r) for r in found.allocation_requests]
+        requests = [
+            {'allocations': {uuids[p]: {'resources': r}
+                             for p, r in c.allocations.items()},
+             'mappings': {suffix: sorted([uuids[p] for p in ps])
+                          for suffix, ps in c.mappings.items()}}
+            for c in found.allocation_requests]
     return {
         'allocation_requests': requests,
         'provider_summaries': _summaries(found.provider_summaries, request,
                                          version),
     }
-
-
-def _request_as_dict(allocation_request, version):
-    body = {'allocations': {
-        uuid: {'resources': resources}
-        for uuid, resources in allocation_request.allocations.items()}}
-    if version >= (1, 34):
-        body['mappings'] = allocation_request.mappings
-    return body
-
-
-def _request_as_list(allocation_request):
-    return {'allocations': [
-        {'resource_provider': {'uuid': uuid}, 'resources': resources}
-        for uuid, resources in allocation_request.allocations.items()]}
 
 
 def _summaries(summaries, request, version):
