@@ -13,7 +13,6 @@ import typing
 
 import sqlalchemy as sa
 
-from placement_lite.db import lookups
 from placement_lite.db import tables
 
 rp = tables.resource_providers
@@ -63,49 +62,69 @@ class Capacity(typing.NamedTuple):
                 and amount % self.step_size == 0)
 
 
-def _in_scope(providers, root_id, window, also_ids):
-    """Conditions on the ``providers`` table for a tree (``root_id``)
-    and/or a window of trees (inclusive root id range) plus ``also_ids``."""
+def _param(name):
+    return sa.bindparam(name)
+
+
+def _list_param(name):
+    return sa.bindparam(name, expanding=True)
+
+
+def _in_scope(providers, by_root, by_window, with_also):
+    """Conditions on the ``providers`` table: in the tree ``:root_id``
+    and/or the window of trees ``:first``..``:last`` (inclusive root ids),
+    the window widened to the providers ``:also_ids``."""
     conditions = []
-    if root_id is not None:
-        conditions.append(providers.c.root_provider_id == root_id)
-    if window is not None:
-        in_window = providers.c.root_provider_id.between(*window)
-        if also_ids:
+    if by_root:
+        conditions.append(providers.c.root_provider_id == _param('root_id'))
+    if by_window:
+        in_window = providers.c.root_provider_id.between(_param('first'),
+                                                         _param('last'))
+        if with_also:
             in_window = sa.or_(in_window,
-                               providers.c.id.in_(sorted(also_ids)))
+                               providers.c.id.in_(_list_param('also_ids')))
         conditions.append(in_window)
     return conditions
 
 
-def _usage_query(in_scope, rc_ids=None):
+def _usage_query(in_scope, of_classes=False):
     """The amount used per provider and class, for the providers that
     ``in_scope`` (conditions on ``in_scope_rp``; none: every provider)
-    selects, of the classes ``rc_ids`` (None: every class)."""
+    selects, of the classes ``:rc_ids`` when ``of_classes``."""
     query = (sa.select(alloc.c.resource_provider_id,
                        alloc.c.resource_class_id,
                        sa.func.sum(alloc.c.used).label('used'))
              .group_by(alloc.c.resource_provider_id,
                        alloc.c.resource_class_id))
-    if rc_ids is not None:
-        query = query.where(alloc.c.resource_class_id.in_(sorted(rc_ids)))
+    if of_classes:
+        query = query.where(
+            alloc.c.resource_class_id.in_(_list_param('rc_ids')))
     if in_scope:
         query = query.where(alloc.c.resource_provider_id.in_(
             sa.select(in_scope_rp.c.id).where(*in_scope)))
     return query
 
 
-def _usage(in_scope, rc_ids=None):
-    """:func:`_usage_query` as the subquery ``usage``."""
-    return _usage_query(in_scope, rc_ids).subquery('usage')
+# Statements are built once (per shape) and run with parameters: building
+# and keying a statement costs more than running the small ones.
 
-
-def _with_usage(inventories, usage):
-    """``inventories`` (a join holding the inventories table) joined to the
-    amounts ``usage`` gives for each inventory's provider and class."""
-    return inventories.outerjoin(usage, sa.and_(
-        usage.c.resource_provider_id == inv.c.resource_provider_id,
-        usage.c.resource_class_id == inv.c.resource_class_id))
+@functools.cache
+def _capacities_query(by_root, by_window, with_also):
+    usage = _usage_query(
+        _in_scope(in_scope_rp, by_root, by_window, with_also),
+        of_classes=True).subquery('usage')
+    return (
+        sa.select(inv.c.resource_class_id, rp.c.id, rp.c.root_provider_id,
+                  inv.c.total, inv.c.reserved, inv.c.allocation_ratio,
+                  sa.func.coalesce(usage.c.used, 0), inv.c.min_unit,
+                  inv.c.max_unit, inv.c.step_size)
+        .select_from(
+            rp.join(inv, inv.c.resource_provider_id == rp.c.id)
+            .outerjoin(usage, sa.and_(
+                usage.c.resource_provider_id == inv.c.resource_provider_id,
+                usage.c.resource_class_id == inv.c.resource_class_id)))
+        .where(inv.c.resource_class_id.in_(_list_param('rc_ids')),
+               *_in_scope(rp, by_root, by_window, with_also)))
 
 
 def capacities(conn, rc_ids, root_id=None, window=None, also_ids=()):
@@ -116,23 +135,26 @@ def capacities(conn, rc_ids, root_id=None, window=None, also_ids=()):
     found = {rc_id: {} for rc_id in rc_ids}
     if not rc_ids:
         return found
-    usage = _usage(_in_scope(in_scope_rp, root_id, window, also_ids),
-                   rc_ids)
-    query = (
-        sa.select(inv.c.resource_class_id, rp.c.id, rp.c.root_provider_id,
-                  inv.c.total, inv.c.reserved, inv.c.allocation_ratio,
-                  sa.func.coalesce(usage.c.used, 0), inv.c.min_unit,
-                  inv.c.max_unit, inv.c.step_size)
-        .select_from(_with_usage(
-            rp.join(inv, inv.c.resource_provider_id == rp.c.id), usage))
-        .where(inv.c.resource_class_id.in_(sorted(rc_ids)),
-               *_in_scope(rp, root_id, window, also_ids)))
+    with_also = window is not None and bool(also_ids)
+    query = _capacities_query(root_id is not None, window is not None,
+                              with_also)
+    params = {'rc_ids': sorted(rc_ids), 'root_id': root_id}
+    if window is not None:
+        params.update(first=window[0], last=window[1])
+    if with_also:
+        params['also_ids'] = sorted(also_ids)
     for (rc_id, id_, root, total, reserved, ratio, used, min_unit, max_unit,
-         step_size) in conn.execute(query).all():
+         step_size) in conn.execute(query, params).all():
         found[rc_id][id_] = Capacity(root, int((total - reserved) * ratio),
                                      int(used), min_unit, max_unit,
                                      step_size)
     return found
+
+
+_ROOTS = sa.select(rp.c.id).where(rp.c.parent_provider_id.is_(None))
+_FIRST_ROOTS = _ROOTS.order_by(rp.c.id).limit(_param('count'))
+_ROOTS_AFTER = (_ROOTS.where(rp.c.id > _param('after_id'))
+                .order_by(rp.c.id).limit(_param('count')))
 
 
 def root_window(conn, after_id, count):
@@ -140,31 +162,45 @@ def root_window(conn, after_id, count):
     order after root ``after_id`` (None: from the start): their first and
     last root ids, and whether no tree comes after them. None when there
     are no more trees."""
-    query = sa.select(rp.c.id).where(rp.c.parent_provider_id.is_(None))
-    if after_id is not None:
-        query = query.where(rp.c.id > after_id)
-    ids = conn.execute(query.order_by(rp.c.id).limit(count)).scalars().all()
+    query = _FIRST_ROOTS if after_id is None else _ROOTS_AFTER
+    ids = conn.execute(query, {'after_id': after_id,
+                               'count': count}).scalars().all()
     return (ids[0], ids[-1], len(ids) < count) if ids else None
+
+
+@functools.cache
+def _with_traits_query(sets):
+    query = sa.select(rp.c.id)
+    for n in range(sets):
+        has = _nth_alias(rpt, n)
+        query = query.where(sa.exists().where(
+            has.c.resource_provider_id == rp.c.id,
+            has.c.trait_id.in_(_list_param('traits_%d' % n))))
+    return query
 
 
 def provider_ids_with_traits(conn, required):
     """Ids of providers having, for each set of trait ids in ``required``,
     at least one of them."""
-    query = sa.select(rp.c.id)
-    for n, alternatives in enumerate(required):
-        has = _nth_alias(rpt, n)
-        query = query.where(sa.exists().where(
-            has.c.resource_provider_id == rp.c.id,
-            has.c.trait_id.in_(sorted(alternatives))))
-    return set(conn.execute(query).scalars().all())
+    params = {'traits_%d' % n: sorted(alternatives)
+              for n, alternatives in enumerate(required)}
+    return set(conn.execute(_with_traits_query(len(required)),
+                            params).scalars().all())
+
+
+_WITH_ANY_TRAIT = (sa.select(rpt.c.resource_provider_id).distinct()
+                   .where(rpt.c.trait_id.in_(_list_param('trait_ids'))))
 
 
 def provider_ids_with_any_trait(conn, trait_ids):
     if not trait_ids:
         return set()
-    query = (sa.select(rpt.c.resource_provider_id).distinct()
-             .where(rpt.c.trait_id.in_(sorted(trait_ids))))
-    return set(conn.execute(query).scalars().all())
+    return set(conn.execute(_WITH_ANY_TRAIT, {
+        'trait_ids': sorted(trait_ids)}).scalars().all())
+
+
+_TRAITS_AMONG = sa.select(rpt.c.resource_provider_id, rpt.c.trait_id).where(
+    rpt.c.trait_id.in_(_list_param('trait_ids')))
 
 
 def traits_of_providers_among(conn, trait_ids):
@@ -172,53 +208,83 @@ def traits_of_providers_among(conn, trait_ids):
     found = collections.defaultdict(set)
     if not trait_ids:
         return found
-    query = sa.select(rpt.c.resource_provider_id, rpt.c.trait_id).where(
-        rpt.c.trait_id.in_(sorted(trait_ids)))
-    for provider_id, trait_id in conn.execute(query):
+    for provider_id, trait_id in conn.execute(
+            _TRAITS_AMONG, {'trait_ids': sorted(trait_ids)}).all():
         found[provider_id].add(trait_id)
     return found
+
+
+_AGGREGATE_IDS = sa.select(aggs.c.uuid, aggs.c.id).where(
+    aggs.c.uuid.in_(_list_param('uuids')))
 
 
 def aggregate_ids(conn, uuids):
     """{uuid: id} for the aggregates among ``uuids`` that exist."""
     if not uuids:
         return {}
-    query = sa.select(aggs.c.uuid, aggs.c.id).where(
-        aggs.c.uuid.in_(sorted(uuids)))
-    return {uuid: id_ for uuid, id_ in conn.execute(query)}
+    return dict(conn.execute(_AGGREGATE_IDS,
+                             {'uuids': sorted(uuids)}).all())
+
+
+@functools.cache
+def _in_aggregates_query(sets):
+    query = sa.select(rp.c.id)
+    for n in range(sets):
+        member = _nth_alias(rpa, n)
+        query = query.where(sa.exists().where(
+            member.c.resource_provider_id == rp.c.id,
+            member.c.aggregate_id.in_(_list_param('aggregates_%d' % n))))
+    return query
 
 
 def provider_ids_in_aggregates(conn, member_of):
     """Ids of providers that are, for each set of aggregate uuids in
     ``member_of``, in at least one of them."""
     known = aggregate_ids(conn, set().union(*member_of))
-    query = sa.select(rp.c.id)
+    params = {}
     for n, alternatives in enumerate(member_of):
         ids = sorted(known[uuid] for uuid in alternatives if uuid in known)
         if not ids:
             return set()
-        member = _nth_alias(rpa, n)
-        query = query.where(sa.exists().where(
-            member.c.resource_provider_id == rp.c.id,
-            member.c.aggregate_id.in_(ids)))
-    return set(conn.execute(query).scalars().all())
+        params['aggregates_%d' % n] = ids
+    return set(conn.execute(_in_aggregates_query(len(member_of)),
+                            params).scalars().all())
+
+
+_IN_ANY_AGGREGATE = (
+    sa.select(rpa.c.resource_provider_id).distinct()
+    .where(rpa.c.aggregate_id.in_(_list_param('aggregate_ids'))))
 
 
 def provider_ids_in_any_aggregate(conn, uuids):
     known = aggregate_ids(conn, uuids)
     if not known:
         return set()
-    query = (sa.select(rpa.c.resource_provider_id).distinct()
-             .where(rpa.c.aggregate_id.in_(sorted(known.values()))))
-    return set(conn.execute(query).scalars().all())
+    return set(conn.execute(_IN_ANY_AGGREGATE, {
+        'aggregate_ids': sorted(known.values())}).scalars().all())
+
+
+_SHARING_PROVIDERS = (
+    sa.select(rpt.c.resource_provider_id)
+    .select_from(rpt.join(traits, traits.c.id == rpt.c.trait_id))
+    .where(traits.c.name == SHARING_TRAIT))
 
 
 def sharing_provider_ids(conn):
     """Providers that share their inventory with their aggregates."""
-    query = (sa.select(rpt.c.resource_provider_id)
-             .select_from(rpt.join(traits, traits.c.id == rpt.c.trait_id))
-             .where(traits.c.name == SHARING_TRAIT))
-    return set(conn.execute(query).scalars().all())
+    return set(conn.execute(_SHARING_PROVIDERS).scalars().all())
+
+
+_ANCHORS_OF_SHARING = (
+    sa.select(mine_rpa.c.resource_provider_id, rp.c.root_provider_id)
+    .distinct()
+    .select_from(
+        mine_rpa.join(theirs_rpa,
+                      theirs_rpa.c.aggregate_id == mine_rpa.c.aggregate_id)
+        .join(rp, rp.c.id == theirs_rpa.c.resource_provider_id))
+    .where(mine_rpa.c.resource_provider_id.in_(_list_param('sharing_ids'))))
+_ANCHORS_OF_SHARING_IN_WINDOW = _ANCHORS_OF_SHARING.where(
+    rp.c.root_provider_id.between(_param('first'), _param('last')))
 
 
 def anchors_for_sharing(conn, sharing_ids, window=None):
@@ -229,65 +295,81 @@ def anchors_for_sharing(conn, sharing_ids, window=None):
     anchors = collections.defaultdict(set)
     if not sharing_ids:
         return anchors
-    mine, theirs = mine_rpa, theirs_rpa
-    query = (
-        sa.select(mine.c.resource_provider_id, rp.c.root_provider_id)
-        .distinct()
-        .select_from(
-            mine.join(theirs, theirs.c.aggregate_id == mine.c.aggregate_id)
-            .join(rp, rp.c.id == theirs.c.resource_provider_id))
-        .where(mine.c.resource_provider_id.in_(sorted(sharing_ids))))
-    if window is not None:
-        query = query.where(rp.c.root_provider_id.between(*window))
-    for sharing_id, root_id in conn.execute(query):
+    params = {'sharing_ids': sorted(sharing_ids)}
+    if window is None:
+        query = _ANCHORS_OF_SHARING
+    else:
+        query = _ANCHORS_OF_SHARING_IN_WINDOW
+        params.update(first=window[0], last=window[1])
+    for sharing_id, root_id in conn.execute(query, params).all():
         anchors[sharing_id].add(root_id)
     return anchors
+
+
+@functools.cache
+def _roots_with_traits_query(required, with_forbidden):
+    query = _ROOTS
+    for n in range(required):
+        has = _nth_alias(rpt, n)
+        query = query.where(sa.exists().where(
+            has.c.resource_provider_id == rp.c.id,
+            has.c.trait_id == _param('trait_%d' % n)))
+    if with_forbidden:
+        query = query.where(~sa.exists().where(
+            rpt.c.resource_provider_id == rp.c.id,
+            rpt.c.trait_id.in_(_list_param('forbidden_ids'))))
+    return query
 
 
 def roots_with_traits(conn, required_ids, forbidden_ids):
     """Ids of root providers having all ``required_ids`` and none of
     ``forbidden_ids``."""
-    query = sa.select(rp.c.id).where(rp.c.parent_provider_id.is_(None))
-    for n, trait_id in enumerate(sorted(required_ids)):
-        has = _nth_alias(rpt, n)
-        query = query.where(sa.exists().where(
-            has.c.resource_provider_id == rp.c.id, has.c.trait_id == trait_id))
+    params = {'trait_%d' % n: trait_id
+              for n, trait_id in enumerate(sorted(required_ids))}
     if forbidden_ids:
-        query = query.where(~sa.exists().where(
-            rpt.c.resource_provider_id == rp.c.id,
-            rpt.c.trait_id.in_(sorted(forbidden_ids))))
-    return set(conn.execute(query).scalars().all())
+        params['forbidden_ids'] = sorted(forbidden_ids)
+    query = _roots_with_traits_query(len(required_ids), bool(forbidden_ids))
+    return set(conn.execute(query, params).scalars().all())
+
+
+_TREE_OF = sa.select(rp.c.id, rp.c.root_provider_id).where(
+    rp.c.uuid == _param('uuid'))
 
 
 def tree_of(conn, uuid):
     """(provider id, root id) for the provider ``uuid``, or None."""
-    row = conn.execute(sa.select(rp.c.id, rp.c.root_provider_id)
-                       .where(rp.c.uuid == uuid)).first()
+    row = conn.execute(_TREE_OF, {'uuid': uuid}).first()
     return tuple(row) if row else None
+
+
+_ANY_CHILD = sa.select(rp.c.id).where(
+    rp.c.parent_provider_id.isnot(None)).limit(1)
 
 
 def has_provider_trees(conn):
     """Whether any provider has a parent (the reference's switch for the
     legacy, tree-unaware microversions)."""
-    query = sa.select(rp.c.id).where(
-        rp.c.parent_provider_id.isnot(None)).limit(1)
-    return conn.execute(query).first() is not None
+    return conn.execute(_ANY_CHILD).first() is not None
+
+
+_ALL_ROOTS = sa.select(rp.c.id, rp.c.root_provider_id)
 
 
 def providers_except(conn, excluded_ids):
     """{id: root id} of every provider not in ``excluded_ids``."""
-    query = sa.select(rp.c.id, rp.c.root_provider_id)
-    rows = conn.execute(query)
-    return {id_: root for id_, root in rows if id_ not in excluded_ids}
+    return {id_: root for id_, root in conn.execute(_ALL_ROOTS)
+            if id_ not in excluded_ids}
+
+
+_ROOTS_OF = _ALL_ROOTS.where(rp.c.id.in_(_list_param('ids')))
 
 
 def roots_of(conn, provider_ids):
     """{provider id: root id} for ``provider_ids``."""
     if not provider_ids:
         return {}
-    query = sa.select(rp.c.id, rp.c.root_provider_id).where(
-        rp.c.id.in_(sorted(provider_ids)))
-    return dict(conn.execute(query).all())
+    return dict(conn.execute(_ROOTS_OF,
+                             {'ids': sorted(provider_ids)}).all())
 
 
 @dataclasses.dataclass
@@ -306,31 +388,55 @@ class TreeSummaries:
     traits: dict
 
 
-def providers_of_trees(conn, root_ids):
-    """The TreeSummaries of every provider of the trees rooted at
-    ``root_ids``: identities, inventories with usage, and traits.
-
-    When the trees are a third of the cloud or more, every provider is
-    read and those of other trees are dropped here: filtering by root then
-    costs more than reading them. Inventories and usage are read apart and
-    joined here, which is cheaper than joining them in SQL."""
-    if not root_ids:
-        return TreeSummaries({}, {}, {})
-    if 3 * len(root_ids) >= _root_count(conn):
-        in_trees = []
-    else:
-        in_trees = [in_scope_rp.c.root_provider_id.in_(
-            sa.bindparam('roots', sorted(root_ids), expanding=True))]
+@functools.cache
+def _summary_queries(whole_cloud):
+    """(identities, usage, inventories, traits) statements for the trees
+    ``:roots`` (every tree when ``whole_cloud``)."""
+    in_trees = ([] if whole_cloud else
+                [in_scope_rp.c.root_provider_id.in_(_list_param('roots'))])
 
     def of_trees(query, provider_id):
-        if not in_trees:
+        if whole_cloud:
             return query
         return query.where(provider_id.in_(
             sa.select(in_scope_rp.c.id).where(*in_trees)))
 
-    rows = conn.execute(of_trees(
+    identities = of_trees(
         sa.select(rp.c.id, rp.c.uuid, rp.c.parent_provider_id,
-                  rp.c.root_provider_id), rp.c.id).order_by(rp.c.id)).all()
+                  rp.c.root_provider_id), rp.c.id).order_by(rp.c.id)
+    inventories = of_trees(
+        sa.select(inv.c.resource_provider_id, inv.c.resource_class_id,
+                  inv.c.total, inv.c.reserved, inv.c.allocation_ratio),
+        inv.c.resource_provider_id).order_by(inv.c.resource_class_id)
+    trait_names = of_trees(
+        sa.select(rpt.c.resource_provider_id, traits.c.name)
+        .select_from(rpt.join(traits, traits.c.id == rpt.c.trait_id)),
+        rpt.c.resource_provider_id).order_by(rpt.c.trait_id)
+    return identities, _usage_query(in_trees), inventories, trait_names
+
+
+#: Fewer trees than this are always read by root.
+_FEW_TREES = 64
+
+
+def providers_of_trees(conn, root_ids, class_names):
+    """The TreeSummaries of every provider of the trees rooted at
+    ``root_ids``: identities, inventories with usage, and traits
+    (``class_names`` maps every resource class id to its name).
+
+    When the trees are half the cloud or more, every provider is read and
+    those of other trees are dropped here: filtering by root then costs
+    more than reading them. Inventories and usage are read apart and
+    joined here, which is cheaper than joining them in SQL."""
+    if not root_ids:
+        return TreeSummaries({}, {}, {})
+    whole_cloud = (len(root_ids) >= _FEW_TREES
+                   and 2 * len(root_ids) >= _root_count(conn))
+    identities_query, usage_query, inventories_query, traits_query = (
+        _summary_queries(whole_cloud))
+    params = {} if whole_cloud else {'roots': sorted(root_ids)}
+
+    rows = conn.execute(identities_query, params).all()
     uuid_of = {row[0]: row[1] for row in rows}
     identities = {id_: (uuid, uuid_of.get(parent_id), uuid_of[root_id])
                   for id_, uuid, parent_id, root_id in rows
@@ -338,49 +444,46 @@ def providers_of_trees(conn, root_ids):
 
     used = {(provider_id, rc_id): amount
             for provider_id, rc_id, amount in conn.execute(
-                _usage_query(in_trees)).all()}
-    class_names = lookups.resource_class_names(conn)
-    query = of_trees(
-        sa.select(inv.c.resource_provider_id, inv.c.resource_class_id,
-                  inv.c.total, inv.c.reserved, inv.c.allocation_ratio),
-        inv.c.resource_provider_id).order_by(inv.c.resource_class_id)
+                usage_query, params).all()}
     resources = collections.defaultdict(dict)
     for provider_id, rc_id, total, reserved, ratio in conn.execute(
-            query).all():
+            inventories_query, params).all():
         if provider_id in identities:
             resources[provider_id][class_names[rc_id]] = {
                 'capacity': int((total - reserved) * ratio),
                 'used': used.get((provider_id, rc_id), 0)}
 
-    query = of_trees(
-        sa.select(rpt.c.resource_provider_id, traits.c.name)
-        .select_from(rpt.join(traits, traits.c.id == rpt.c.trait_id)),
-        rpt.c.resource_provider_id).order_by(rpt.c.trait_id)
     trait_names = collections.defaultdict(list)
-    for provider_id, name in conn.execute(query).all():
+    for provider_id, name in conn.execute(traits_query, params).all():
         if provider_id in identities:
             trait_names[provider_id].append(name)
     return TreeSummaries(identities, resources, trait_names)
 
 
+_ROOT_COUNT = sa.select(sa.func.count()).select_from(rp).where(
+    rp.c.parent_provider_id.is_(None))
+
+
 def _root_count(conn):
-    query = sa.select(sa.func.count()).select_from(rp).where(
-        rp.c.parent_provider_id.is_(None))
-    return conn.execute(query).scalar()
+    return conn.execute(_ROOT_COUNT).scalar()
+
+
+_PARENTS_IN_TREES = sa.select(rp.c.id, rp.c.parent_provider_id).where(
+    rp.c.root_provider_id.in_(_list_param('roots')))
 
 
 def parents_in_trees(conn, root_ids):
     """{provider id: parent id} for every provider of the given trees."""
     if not root_ids:
         return {}
-    query = sa.select(rp.c.id, rp.c.parent_provider_id).where(
-        rp.c.root_provider_id.in_(sorted(root_ids)))
-    return dict(conn.execute(query).all())
+    return dict(conn.execute(_PARENTS_IN_TREES,
+                             {'roots': sorted(root_ids)}).all())
+
+
+_UUIDS = sa.select(rp.c.id, rp.c.uuid).where(rp.c.id.in_(_list_param('ids')))
 
 
 def provider_uuids(conn, provider_ids):
     if not provider_ids:
         return {}
-    query = sa.select(rp.c.id, rp.c.uuid).where(
-        rp.c.id.in_(sorted(provider_ids)))
-    return dict(conn.execute(query).all())
+    return dict(conn.execute(_UUIDS, {'ids': sorted(provider_ids)}).all())

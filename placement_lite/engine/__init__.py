@@ -75,7 +75,8 @@ def find_candidates(database, conf, request, nested_aware=True):
             shown = _legacy_summary_providers(combiner, chosen, truncated)
         else:
             shown = None
-        return _with_summaries(conn, found.roots, chosen, shown)
+        return _with_summaries(conn, found.roots, found.class_names, chosen,
+                               shown)
 
 
 def _find_in_windows(conn, request, bound, parents):
@@ -122,7 +123,7 @@ def _find_in_windows(conn, request, bound, parents):
         return EMPTY
     if not chosen:
         return EMPTY
-    return _with_summaries(conn, roots, chosen, None)
+    return _with_summaries(conn, roots, searcher.class_names, chosen, None)
 
 
 def _bound(limit, max_candidates):
@@ -131,13 +132,13 @@ def _bound(limit, max_candidates):
     return min(bounds) if bounds else None
 
 
-def _with_summaries(conn, roots, chosen, shown):
+def _with_summaries(conn, roots, class_names, chosen, shown):
     """``chosen`` with the uuids of the providers they name and the
     summaries of the trees they touch (``roots`` maps each provider to its
-    root); ``shown`` limits the summaries (None: every provider of those
-    trees)."""
+    root, ``class_names`` each class id to its name); ``shown`` limits the
+    summaries (None: every provider of those trees)."""
     tree_roots = {roots[p] for c in chosen for p in c.allocations}
-    summaries = db.providers_of_trees(conn, tree_roots)
+    summaries = db.providers_of_trees(conn, tree_roots, class_names)
     identities = summaries.identities
     uuids = {p: identity[0] for p, identity in identities.items()}
     # Providers of resourceless groups may lie outside the trees shown.

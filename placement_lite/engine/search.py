@@ -63,7 +63,7 @@ class SearchResult:
     #: {provider id: root id} for every provider offered.
     roots: dict
     sharing: set
-    #: {rc id: name} for every requested class.
+    #: {rc id: name} for every resource class.
     class_names: dict
     #: Anchors (root ids) under which every group can be served.
     anchors: list
@@ -94,9 +94,9 @@ class Searcher:
         self.allowed_anchors = _allowed_anchors(conn, request)
         self.sharing = db.sharing_provider_ids(conn)
         groups = list(request.groups.values())
-        #: {name: id} of the requested classes that exist.
-        self.class_ids = lookups.resource_class_ids(
-            conn, set().union(*(g.resources for g in groups)))
+        #: {id: name} of every resource class, and its inverse.
+        self.class_names = lookups.resource_class_names(conn)
+        self.class_ids = {name: id_ for id_, name in self.class_names.items()}
         self._groups = [
             _GroupSearch(conn, group, self) for group in groups]
         #: The window being searched (None: the whole cloud).
@@ -121,7 +121,6 @@ class Searcher:
         self.anchors_of_sharing = {}
         capacities = {}
         roots = {}
-        class_names = {}
         groups = []
         for index, searcher in enumerate(self._groups):
             self.groups_reached = max(self.groups_reached, index + 1)
@@ -136,10 +135,9 @@ class Searcher:
                 roots.update((provider_id, capacity.root_id)
                              for provider_id, capacity in capable.items())
             roots.update(searcher.resourceless_roots)
-            class_names.update(searcher.class_names)
         anchors = set.intersection(*(set(g.by_anchor) for g in groups))
         return SearchResult(groups, capacities, roots, self.sharing,
-                            class_names, sorted(anchors))
+                            self.class_names, sorted(anchors))
 
     def inventories(self, in_tree, tree_root):
         """{rc id: {provider id: db.Capacity}} in the current window (and
@@ -204,7 +202,6 @@ class _GroupSearch:
         self._resourceless = None
         self.by_class = {}
         self.resourceless_roots = {}
-        self.class_names = {}
 
     @property
     def window(self):
@@ -281,7 +278,6 @@ class _GroupSearch:
                     'Invalid resource class in resources parameter: No such '
                     'resource class %s.' % name)
             amounts[found[name]] = amount
-            self.class_names[found[name]] = name
         return amounts
 
     def _anchor_allowed(self, root_id):
