@@ -146,8 +146,7 @@ def capacities(conn, rc_ids, root_id=None, window=None, also_ids=()):
     for (rc_id, id_, root, total, reserved, ratio, used, min_unit, max_unit,
          step_size) in conn.execute(query, params).all():
         found[rc_id][id_] = Capacity(root, int((total - reserved) * ratio),
-                                     int(used), min_unit, max_unit,
-                                     step_size)
+                                     used, min_unit, max_unit, step_size)
     return found
 
 
