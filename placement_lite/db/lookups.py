@@ -12,6 +12,8 @@ import sqlalchemy as sa
 from placement_lite.db import tables
 
 rp = tables.resource_providers
+rc = tables.resource_classes
+traits = tables.traits
 
 
 def utcnow():
@@ -49,33 +51,38 @@ def bump_provider_generation(conn, provider_id, expected_generation):
     return expected_generation + 1
 
 
+# Built once: these run on nearly every request.
+_CLASS_IDS = sa.select(rc.c.name, rc.c.id).where(
+    rc.c.name.in_(sa.bindparam('names', expanding=True)))
+_CLASS_NAMES = sa.select(rc.c.id, rc.c.name)
+_CLASS_NAMES_OF = _CLASS_NAMES.where(
+    rc.c.id.in_(sa.bindparam('ids', expanding=True)))
+_TRAIT_IDS = sa.select(traits.c.name, traits.c.id).where(
+    traits.c.name.in_(sa.bindparam('names', expanding=True)))
+
+
 def resource_class_ids(conn, names):
     """{name: id} for the resource classes among ``names`` that exist."""
     if not names:
         return {}
-    rc = tables.resource_classes
-    rows = conn.execute(sa.select(rc.c.name, rc.c.id)
-                        .where(rc.c.name.in_(sorted(set(names)))))
-    return {name: id_ for name, id_ in rows}
+    return dict(conn.execute(_CLASS_IDS,
+                             {'names': sorted(set(names))}).all())
 
 
 def resource_class_names(conn, ids=None):
     """{id: name} for ``ids`` (all classes when None)."""
-    rc = tables.resource_classes
-    query = sa.select(rc.c.id, rc.c.name)
-    if ids is not None:
-        query = query.where(rc.c.id.in_(sorted(set(ids))))
-    return {id_: name for id_, name in conn.execute(query)}
+    if ids is None:
+        return dict(conn.execute(_CLASS_NAMES).all())
+    return dict(conn.execute(_CLASS_NAMES_OF,
+                             {'ids': sorted(set(ids))}).all())
 
 
 def trait_ids(conn, names):
     """{name: id} for the traits among ``names`` that exist."""
     if not names:
         return {}
-    traits = tables.traits
-    rows = conn.execute(sa.select(traits.c.name, traits.c.id)
-                        .where(traits.c.name.in_(sorted(set(names)))))
-    return {name: id_ for name, id_ in rows}
+    return dict(conn.execute(_TRAIT_IDS,
+                             {'names': sorted(set(names))}).all())
 
 
 def replace_provider_links(conn, link_table, column, provider_id, wanted_ids):
