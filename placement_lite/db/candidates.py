@@ -105,6 +105,17 @@ def _usage_query(in_scope, of_classes=False):
     return query
 
 
+def _rows(conn, query, params):
+    """Every row of ``query`` as a plain tuple, read straight from the
+    database driver: for the large reads, where building SQLAlchemy's Row
+    objects costs more than it gives."""
+    result = conn.execute(query, params)
+    try:
+        return result.cursor.fetchall()
+    finally:
+        result.close()
+
+
 # Statements are built once (per shape) and run with parameters: building
 # and keying a statement costs more than running the small ones.
 
@@ -144,7 +155,7 @@ def capacities(conn, rc_ids, root_id=None, window=None, also_ids=()):
     if with_also:
         params['also_ids'] = sorted(also_ids)
     for (rc_id, id_, root, total, reserved, ratio, used, min_unit, max_unit,
-         step_size) in conn.execute(query, params).all():
+         step_size) in _rows(conn, query, params):
         found[rc_id][id_] = Capacity(root, int((total - reserved) * ratio),
                                      used, min_unit, max_unit, step_size)
     return found
@@ -435,25 +446,25 @@ def providers_of_trees(conn, root_ids, class_names):
         _summary_queries(whole_cloud))
     params = {} if whole_cloud else {'roots': sorted(root_ids)}
 
-    rows = conn.execute(identities_query, params).all()
+    rows = _rows(conn, identities_query, params)
     uuid_of = {row[0]: row[1] for row in rows}
     identities = {id_: (uuid, uuid_of.get(parent_id), uuid_of[root_id])
                   for id_, uuid, parent_id, root_id in rows
                   if root_id in root_ids}
 
     used = {(provider_id, rc_id): amount
-            for provider_id, rc_id, amount in conn.execute(
-                usage_query, params).all()}
+            for provider_id, rc_id, amount in _rows(conn, usage_query,
+                                                    params)}
     resources = collections.defaultdict(dict)
-    for provider_id, rc_id, total, reserved, ratio in conn.execute(
-            inventories_query, params).all():
+    for provider_id, rc_id, total, reserved, ratio in _rows(
+            conn, inventories_query, params):
         if provider_id in identities:
             resources[provider_id][class_names[rc_id]] = {
                 'capacity': int((total - reserved) * ratio),
                 'used': used.get((provider_id, rc_id), 0)}
 
     trait_names = collections.defaultdict(list)
-    for provider_id, name in conn.execute(traits_query, params).all():
+    for provider_id, name in _rows(conn, traits_query, params):
         if provider_id in identities:
             trait_names[provider_id].append(name)
     return TreeSummaries(identities, resources, trait_names)
