@@ -217,9 +217,7 @@ class _GroupSearch:
         inventories = self.searcher.inventories(group.in_tree,
                                                 filters.tree_root)
         for rc_id, amount in amounts.items():
-            capable = {provider_id: capacity for provider_id, capacity
-                       in inventories[rc_id].items()
-                       if capacity.can_give(amount)}
+            capable = db.able_to_give(inventories[rc_id], amount)
             if not capable:
                 return GroupChoices(group.suffix, amounts, {})
             by_class[rc_id] = capable
