@@ -3,13 +3,16 @@
 The benchmark itself measures; nothing here asserts a timing. These tests
 check that the cloud it builds is consistent, that the loader and every
 named query work against placement_lite in-process on a tiny cloud, and that
-the report renders results, including timeouts.
+the report renders results, including timeouts, and that the databases it
+measures get their planner statistics.
 """
 
 import collections
 
 import pytest
+import sqlalchemy as sa
 
+from tests import harness
 from tests.bench import __main__ as bench
 from tests.bench import cloud as bench_cloud
 from tests.bench import queries as bench_queries
@@ -118,3 +121,19 @@ def test_report_renders_results_and_timeouts():
     ]
     assert bench.percentile([5, 1, 4, 2, 3], 0.5) == 3
     assert bench.percentile([5, 1, 4, 2, 3], 0.95) == 5
+
+
+def test_analyze_gathers_statistics_of_a_loaded_database():
+    name = 'bench_analyze'
+    url = harness.create_postgres_database(name, migrated=True)
+    engine = sa.create_engine(url)
+    try:
+        query = sa.text("SELECT count(*) FROM pg_stats "
+                        "WHERE tablename = 'resource_classes'")
+        with engine.connect() as conn:
+            assert conn.execute(query).scalar() == 0
+        harness.postgres_server().analyze(name)
+        with engine.connect() as conn:
+            assert conn.execute(query).scalar() > 0
+    finally:
+        engine.dispose()
