@@ -29,24 +29,22 @@ class AllocationCandidates:
 def render(found, request, version):
     """The response body for ``version``."""
     uuids = found.uuids
+    chosen = found.allocation_requests
     if version < (1, 12):
         requests = [
             {'allocations': [
                 {'resource_provider': {'uuid': uuids[p]}, 'resources': r}
                 for p, r in c.allocations.items()]}
-            for c in found.allocation_requests]
-    elif version < (1, 34):
-        requests = [
-            {'allocations': {uuids[p]: {'resources': r}
-                             for p, r in c.allocations.items()}}
-            for c in found.allocation_requests]
+            for c in chosen]
     else:
         requests = [
             {'allocations': {uuids[p]: {'resources': r}
-                             for p, r in c.allocations.items()},
-             'mappings': {suffix: sorted([uuids[p] for p in ps])
-                          for suffix, ps in c.mappings.items()}}
-            for c in found.allocation_requests]
+                             for p, r in c.allocations.items()}}
+            for c in chosen]
+    if version >= (1, 34):
+        for body, c in zip(requests, chosen):
+            body['mappings'] = {suffix: sorted([uuids[p] for p in ps])
+                                for suffix, ps in c.mappings.items()}
     return {
         'allocation_requests': requests,
         'provider_summaries': _summaries(found.provider_summaries, request,
