@@ -242,10 +242,11 @@ class PostgresServer:
         """Load a :meth:`dump` into the existing, empty ``database``."""
         self._client('pg_restore', '--no-owner', '-d', database, path)
 
-    def analyze(self, database):
-        """Gather the planner's statistics for ``database``, which a freshly
-        loaded database lacks until autovacuum gets to it."""
-        self._client('vacuumdb', '--analyze-only', '--quiet', database)
+    def vacuum(self, database):
+        """VACUUM ANALYZE ``database``: a freshly loaded database lacks the
+        planner's statistics and the visibility map of one in service, and
+        autovacuum would otherwise catch up in the middle of a measurement."""
+        self._client('vacuumdb', '--analyze', '--quiet', database)
 
     def copy_rows(self, source, target, keep=()):
         """Make the rows of database ``target`` those of ``source`` (same

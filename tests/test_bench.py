@@ -123,8 +123,8 @@ def test_report_renders_results_and_timeouts():
     assert bench.percentile([5, 1, 4, 2, 3], 0.95) == 5
 
 
-def test_analyze_gathers_statistics_of_a_loaded_database():
-    name = 'bench_analyze'
+def test_vacuum_gathers_statistics_of_a_loaded_database():
+    name = 'bench_vacuum'
     url = harness.create_postgres_database(name, migrated=True)
     engine = sa.create_engine(url)
     try:
@@ -132,7 +132,7 @@ def test_analyze_gathers_statistics_of_a_loaded_database():
                         "WHERE tablename = 'resource_classes'")
         with engine.connect() as conn:
             assert conn.execute(query).scalar() == 0
-        harness.postgres_server().analyze(name)
+        harness.postgres_server().vacuum(name)
         with engine.connect() as conn:
             assert conn.execute(query).scalar() > 0
     finally:

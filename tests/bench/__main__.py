@@ -257,9 +257,9 @@ def run_size(hosts, args, names, venv):
                       'device_profiles_id_seq'))
             running['reference'].start()
             report['reference_rows'] = "a copy of placement_lite's"
-        log('analyzing both databases')
+        log('vacuuming and analyzing both databases')
         for _service, database, _source in started.values():
-            harness.postgres_server().analyze(database)
+            harness.postgres_server().vacuum(database)
         for query in named:
             entry = {'name': query.name, 'description': query.description,
                      'path': query.path, 'version': query.version}
@@ -394,8 +394,9 @@ def write_markdown():
         '(`tests/bench/cloud.py`; the reference\'s loaded database is cached '
         'in `.bench/cache`; with `--reference-from-lite` the reference gets '
         'a copy of placement_lite\'s rows instead, the schemas being the '
-        'same), gathers the planner\'s statistics of both databases '
-        '(`vacuumdb --analyze-only`, as a database in service has them), '
+        'same), vacuums and analyzes both databases (`vacuumdb --analyze`: '
+        'a database in service has statistics and a visibility map, and '
+        'autovacuum then stays out of the measurements), '
         'then times the named queries '
         '(`tests/bench/queries.py`), the services taking turns request by '
         'request.',
