@@ -66,10 +66,6 @@ def able_to_give(capacities, amount):
             and amount % c.step_size == 0}
 
 
-def _param(name):
-    return sa.bindparam(name)
-
-
 def _list_param(name):
     return sa.bindparam(name, expanding=True)
 
@@ -78,12 +74,12 @@ def _in_scope(providers, by_root, by_window, with_also):
     """Conditions on the ``providers`` table: in the tree ``:root_id``
     and/or the window of trees ``:first``..``:last`` (inclusive root ids),
     the window widened to the providers ``:also_ids``."""
+    root = providers.c.root_provider_id
     conditions = []
     if by_root:
-        conditions.append(providers.c.root_provider_id == _param('root_id'))
+        conditions.append(root == sa.bindparam('root_id'))
     if by_window:
-        in_window = providers.c.root_provider_id.between(_param('first'),
-                                                         _param('last'))
+        in_window = root.between(sa.bindparam('first'), sa.bindparam('last'))
         if with_also:
             in_window = sa.or_(in_window,
                                providers.c.id.in_(_list_param('also_ids')))
@@ -166,9 +162,9 @@ def capacities(conn, rc_ids, root_id=None, window=None, also_ids=()):
 
 
 _ROOTS = sa.select(rp.c.id).where(rp.c.parent_provider_id.is_(None))
-_FIRST_ROOTS = _ROOTS.order_by(rp.c.id).limit(_param('count'))
-_ROOTS_AFTER = (_ROOTS.where(rp.c.id > _param('after_id'))
-                .order_by(rp.c.id).limit(_param('count')))
+_FIRST_ROOTS = _ROOTS.order_by(rp.c.id).limit(sa.bindparam('count'))
+_ROOTS_AFTER = (_ROOTS.where(rp.c.id > sa.bindparam('after_id'))
+                .order_by(rp.c.id).limit(sa.bindparam('count')))
 
 
 def root_window(conn, after_id, count):
@@ -183,34 +179,49 @@ def root_window(conn, after_id, count):
 
 
 @functools.cache
-def _with_traits_query(sets):
+def _linked_to_each_set_query(link_table, column, sets):
+    """Providers with, for each of the ``sets`` parameters ``:set_<n>``, a
+    row of ``link_table`` (provider traits or aggregates) whose ``column``
+    is in it."""
     query = sa.select(rp.c.id)
     for n in range(sets):
-        has = _nth_alias(rpt, n)
+        link = _nth_alias(link_table, n)
         query = query.where(sa.exists().where(
-            has.c.resource_provider_id == rp.c.id,
-            has.c.trait_id.in_(_list_param('traits_%d' % n))))
+            link.c.resource_provider_id == rp.c.id,
+            link.c[column].in_(_list_param('set_%d' % n))))
     return query
+
+
+def _providers_linked_to_each(conn, link_table, column, id_sets):
+    """Ids of providers linked in ``link_table`` to at least one id of
+    each set in ``id_sets``."""
+    query = _linked_to_each_set_query(link_table, column, len(id_sets))
+    params = {'set_%d' % n: sorted(ids) for n, ids in enumerate(id_sets)}
+    return set(conn.execute(query, params).scalars().all())
+
+
+@functools.cache
+def _linked_to_any_query(link_table, column):
+    return (sa.select(link_table.c.resource_provider_id).distinct()
+            .where(link_table.c[column].in_(_list_param('ids'))))
+
+
+def _providers_linked_to_any(conn, link_table, column, ids):
+    """Ids of providers linked in ``link_table`` to any of ``ids``."""
+    return set(conn.execute(_linked_to_any_query(link_table, column),
+                            {'ids': sorted(ids)}).scalars().all())
 
 
 def provider_ids_with_traits(conn, required):
     """Ids of providers having, for each set of trait ids in ``required``,
     at least one of them."""
-    params = {'traits_%d' % n: sorted(alternatives)
-              for n, alternatives in enumerate(required)}
-    return set(conn.execute(_with_traits_query(len(required)),
-                            params).scalars().all())
-
-
-_WITH_ANY_TRAIT = (sa.select(rpt.c.resource_provider_id).distinct()
-                   .where(rpt.c.trait_id.in_(_list_param('trait_ids'))))
+    return _providers_linked_to_each(conn, rpt, 'trait_id', required)
 
 
 def provider_ids_with_any_trait(conn, trait_ids):
     if not trait_ids:
         return set()
-    return set(conn.execute(_WITH_ANY_TRAIT, {
-        'trait_ids': sorted(trait_ids)}).scalars().all())
+    return _providers_linked_to_any(conn, rpt, 'trait_id', trait_ids)
 
 
 _TRAITS_AMONG = sa.select(rpt.c.resource_provider_id, rpt.c.trait_id).where(
@@ -240,42 +251,23 @@ def aggregate_ids(conn, uuids):
                              {'uuids': sorted(uuids)}).all())
 
 
-@functools.cache
-def _in_aggregates_query(sets):
-    query = sa.select(rp.c.id)
-    for n in range(sets):
-        member = _nth_alias(rpa, n)
-        query = query.where(sa.exists().where(
-            member.c.resource_provider_id == rp.c.id,
-            member.c.aggregate_id.in_(_list_param('aggregates_%d' % n))))
-    return query
-
-
 def provider_ids_in_aggregates(conn, member_of):
     """Ids of providers that are, for each set of aggregate uuids in
     ``member_of``, in at least one of them."""
     known = aggregate_ids(conn, set().union(*member_of))
-    params = {}
-    for n, alternatives in enumerate(member_of):
-        ids = sorted(known[uuid] for uuid in alternatives if uuid in known)
-        if not ids:
-            return set()
-        params['aggregates_%d' % n] = ids
-    return set(conn.execute(_in_aggregates_query(len(member_of)),
-                            params).scalars().all())
-
-
-_IN_ANY_AGGREGATE = (
-    sa.select(rpa.c.resource_provider_id).distinct()
-    .where(rpa.c.aggregate_id.in_(_list_param('aggregate_ids'))))
+    id_sets = [{known[uuid] for uuid in alternatives if uuid in known}
+               for alternatives in member_of]
+    if not all(id_sets):
+        return set()
+    return _providers_linked_to_each(conn, rpa, 'aggregate_id', id_sets)
 
 
 def provider_ids_in_any_aggregate(conn, uuids):
     known = aggregate_ids(conn, uuids)
     if not known:
         return set()
-    return set(conn.execute(_IN_ANY_AGGREGATE, {
-        'aggregate_ids': sorted(known.values())}).scalars().all())
+    return _providers_linked_to_any(conn, rpa, 'aggregate_id',
+                                    known.values())
 
 
 _SHARING_PROVIDERS = (
@@ -298,7 +290,7 @@ _ANCHORS_OF_SHARING = (
         .join(rp, rp.c.id == theirs_rpa.c.resource_provider_id))
     .where(mine_rpa.c.resource_provider_id.in_(_list_param('sharing_ids'))))
 _ANCHORS_OF_SHARING_IN_WINDOW = _ANCHORS_OF_SHARING.where(
-    rp.c.root_provider_id.between(_param('first'), _param('last')))
+    rp.c.root_provider_id.between(sa.bindparam('first'), sa.bindparam('last')))
 
 
 def anchors_for_sharing(conn, sharing_ids, window=None):
@@ -327,7 +319,7 @@ def _roots_with_traits_query(required, with_forbidden):
         has = _nth_alias(rpt, n)
         query = query.where(sa.exists().where(
             has.c.resource_provider_id == rp.c.id,
-            has.c.trait_id == _param('trait_%d' % n)))
+            has.c.trait_id == sa.bindparam('trait_%d' % n)))
     if with_forbidden:
         query = query.where(~sa.exists().where(
             rpt.c.resource_provider_id == rp.c.id,
@@ -347,7 +339,7 @@ def roots_with_traits(conn, required_ids, forbidden_ids):
 
 
 _TREE_OF = sa.select(rp.c.id, rp.c.root_provider_id).where(
-    rp.c.uuid == _param('uuid'))
+    rp.c.uuid == sa.bindparam('uuid'))
 
 
 def tree_of(conn, uuid):
