@@ -10,6 +10,7 @@ import collections
 import dataclasses
 import functools
 import typing
+import weakref
 
 import sqlalchemy as sa
 
@@ -388,7 +389,7 @@ class TreeSummaries:
     #: 'used': used}}}, classes in id order; providers without inventory
     #: are left out.
     resources: dict
-    #: {provider id: [trait names]} in trait id order (standard traits
+    #: {provider id: (trait names)} in trait id order (standard traits
     #: first, then custom ones as created), the order the reference shows;
     #: providers without traits are left out.
     traits: dict
@@ -409,7 +410,10 @@ def _summary_queries(whole_cloud):
 
     identities = of_trees(
         sa.select(rp.c.id, rp.c.uuid, rp.c.parent_provider_id,
-                  rp.c.root_provider_id), rp.c.id).order_by(rp.c.id)
+                  rp.c.root_provider_id, rp.c.generation,
+                  # Text: cheaper to read than a datetime, as good to compare.
+                  sa.cast(rp.c.created_at, sa.Text)),
+        rp.c.id).order_by(rp.c.id)
     inventories = of_trees(
         sa.select(inv.c.resource_provider_id, inv.c.resource_class_id,
                   inv.c.total, inv.c.reserved, inv.c.allocation_ratio),
@@ -425,45 +429,118 @@ def _summary_queries(whole_cloud):
 _FEW_TREES = 64
 
 
+class _Stock(typing.NamedTuple):
+    """What a provider has, as of one generation: its capacity per class
+    (class id order) and its trait names (trait id order).
+
+    Hot loops read the first two fields by index: attribute access on a
+    named tuple costs more than the comparison."""
+
+    generation: int
+    created_at: object
+    capacities: tuple
+    trait_names: tuple
+
+
+#: {engine: {provider id: _Stock}}, per process.
+_STOCK = weakref.WeakKeyDictionary()
+#: A process forgets every stock it keeps beyond this many providers
+#: (deleted providers are never looked up again).
+_STOCK_LIMIT = 200_000
+
+
 def providers_of_trees(conn, root_ids, class_names):
     """The TreeSummaries of every provider of the trees rooted at
     ``root_ids``: identities, inventories with usage, and traits
     (``class_names`` maps every resource class id to its name).
 
+    Identities and usage are read on every call. Inventories and traits
+    are kept per process between calls, for each provider as of its
+    generation: every change to them bumps the generation in the same
+    transaction, so a kept stock is good while the generation read here
+    (before the stock) is unchanged. The creation time tells a provider
+    from a later one given the same id (SQLite reuses ids).
+
     When the trees are half the cloud or more, every provider is read and
     those of other trees are dropped here: filtering by root then costs
-    more than reading them. Inventories and usage are read apart and
-    joined here, which is cheaper than joining them in SQL."""
+    more than reading them."""
     if not root_ids:
         return TreeSummaries({}, {}, {})
-    whole_cloud = (len(root_ids) >= _FEW_TREES
-                   and 2 * len(root_ids) >= _root_count(conn))
-    identities_query, usage_query, inventories_query, traits_query = (
-        _summary_queries(whole_cloud))
-    params = {} if whole_cloud else {'roots': sorted(root_ids)}
+    (identities_query, usage_query, _inventories, _traits), params = (
+        _summary_statements(conn, root_ids))
 
     rows = _rows(conn, identities_query, params)
     uuid_of = {row[0]: row[1] for row in rows}
-    identities = {id_: (uuid, uuid_of.get(parent_id), uuid_of[root_id])
-                  for id_, uuid, parent_id, root_id in rows
-                  if root_id in root_ids}
+    kept = _STOCK.setdefault(conn.engine, {})
+    identities = {}
+    stocks = {}
+    #: {provider id: (generation, created_at, root id)} of those to read.
+    stale = {}
+    for id_, uuid, parent_id, root_id, generation, created_at in rows:
+        if root_id in root_ids:
+            identities[id_] = (uuid, uuid_of.get(parent_id), uuid_of[root_id])
+            stock = kept.get(id_)
+            if (stock is not None and stock[0] == generation
+                    and stock[1] == created_at):
+                stocks[id_] = stock
+            else:
+                stale[id_] = (generation, created_at, root_id)
+    if stale:
+        stocks.update(_read_stocks(conn, stale, kept))
 
-    used = {(provider_id, rc_id): amount
-            for provider_id, rc_id, amount in _rows(conn, usage_query,
-                                                    params)}
-    resources = collections.defaultdict(dict)
+    used = collections.defaultdict(dict)
+    for provider_id, rc_id, amount in _rows(conn, usage_query, params):
+        used[provider_id][rc_id] = amount
+    no_usage = {}
+    resources = {}
+    trait_names = {}
+    for provider_id, stock in stocks.items():
+        if stock.capacities:
+            usage = used.get(provider_id, no_usage)
+            resources[provider_id] = {
+                class_names[rc_id]: {'capacity': capacity,
+                                     'used': usage.get(rc_id, 0)}
+                for rc_id, capacity in stock.capacities}
+        if stock.trait_names:
+            trait_names[provider_id] = stock.trait_names
+    return TreeSummaries(identities, resources, trait_names)
+
+
+def _summary_statements(conn, root_ids):
+    """The _summary_queries for the trees ``root_ids``, and their
+    parameters."""
+    whole_cloud = (len(root_ids) >= _FEW_TREES
+                   and 2 * len(root_ids) >= _root_count(conn))
+    params = {} if whole_cloud else {'roots': sorted(root_ids)}
+    return _summary_queries(whole_cloud), params
+
+
+def _read_stocks(conn, stale, kept):
+    """Fresh _Stock for ``stale`` ({provider id: (generation, created_at,
+    root id)} as just read), read with the trees they are in and kept."""
+    root_ids = {root_id for _g, _c, root_id in stale.values()}
+    (_identities, _usage, inventories_query, traits_query), params = (
+        _summary_statements(conn, root_ids))
+    capacities = collections.defaultdict(list)
     for provider_id, rc_id, total, reserved, ratio in _rows(
             conn, inventories_query, params):
-        if provider_id in identities:
-            resources[provider_id][class_names[rc_id]] = {
-                'capacity': int((total - reserved) * ratio),
-                'used': used.get((provider_id, rc_id), 0)}
-
-    trait_names = collections.defaultdict(list)
+        if provider_id in stale:
+            capacities[provider_id].append(
+                (rc_id, int((total - reserved) * ratio)))
+    names = collections.defaultdict(list)
     for provider_id, name in _rows(conn, traits_query, params):
-        if provider_id in identities:
-            trait_names[provider_id].append(name)
-    return TreeSummaries(identities, resources, trait_names)
+        if provider_id in stale:
+            names[provider_id].append(name)
+    fresh = {provider_id: _Stock(generation, created_at,
+                                 tuple(capacities[provider_id]),
+                                 tuple(names[provider_id]))
+             for provider_id, (generation, created_at, _root)
+             in stale.items()}
+    if len(kept) + len(fresh) > _STOCK_LIMIT:
+        kept.clear()
+    kept.update((provider_id, stock) for provider_id, stock in fresh.items()
+                if stock.created_at is not None)
+    return fresh
 
 
 _ROOT_COUNT = sa.select(sa.func.count()).select_from(rp).where(
