@@ -459,7 +459,8 @@ def providers_of_trees(conn, root_ids, class_names):
     generation: every change to them bumps the generation in the same
     transaction, so a kept stock is good while the generation read here
     (before the stock) is unchanged. The creation time tells a provider
-    from a later one given the same id (SQLite reuses ids).
+    from a later one given the same id (SQLite reuses ids); a provider
+    without one is read every time.
 
     When the trees are half the cloud or more, every provider is read and
     those of other trees are dropped here: filtering by root then costs
@@ -474,7 +475,7 @@ def providers_of_trees(conn, root_ids, class_names):
     kept = _STOCK.setdefault(conn.engine, {})
     identities = {}
     stocks = {}
-    #: {provider id: (generation, created_at, root id)} of those to read.
+    # {provider id: (generation, created_at, root id)} of those to read.
     stale = {}
     for id_, uuid, parent_id, root_id, generation, created_at in rows:
         if root_id in root_ids:
