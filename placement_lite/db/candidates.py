@@ -395,10 +395,20 @@ class TreeSummaries:
     traits: dict
 
 
+class _SummaryQueries(typing.NamedTuple):
+    """The statements behind provider summaries, for one scope: identities
+    and usage run on every call; inventories and traits for stale stocks."""
+
+    identities: object
+    usage: object
+    inventories: object
+    traits: object
+
+
 @functools.cache
 def _summary_queries(whole_cloud):
-    """(identities, usage, inventories, traits) statements for the trees
-    ``:roots`` (every tree when ``whole_cloud``)."""
+    """The _SummaryQueries for the trees ``:roots`` (every tree when
+    ``whole_cloud``)."""
     in_trees = ([] if whole_cloud else
                 [in_scope_rp.c.root_provider_id.in_(_list_param('roots'))])
 
@@ -422,7 +432,8 @@ def _summary_queries(whole_cloud):
         sa.select(rpt.c.resource_provider_id, traits.c.name)
         .select_from(rpt.join(traits, traits.c.id == rpt.c.trait_id)),
         rpt.c.resource_provider_id).order_by(rpt.c.trait_id)
-    return identities, _usage_query(in_trees), inventories, trait_names
+    return _SummaryQueries(identities, _usage_query(in_trees), inventories,
+                           trait_names)
 
 
 #: Fewer trees than this are always read by root.
@@ -467,10 +478,9 @@ def providers_of_trees(conn, root_ids, class_names):
     more than reading them."""
     if not root_ids:
         return TreeSummaries({}, {}, {})
-    (identities_query, usage_query, _inventories, _traits), params = (
-        _summary_statements(conn, root_ids))
+    queries, params = _summary_statements(conn, root_ids)
 
-    rows = _rows(conn, identities_query, params)
+    rows = _rows(conn, queries.identities, params)
     uuid_of = {row[0]: row[1] for row in rows}
     kept = _STOCK.setdefault(conn.engine, {})
     identities = {}
@@ -490,7 +500,7 @@ def providers_of_trees(conn, root_ids, class_names):
         stocks.update(_read_stocks(conn, stale, kept))
 
     used = collections.defaultdict(dict)
-    for provider_id, rc_id, amount in _rows(conn, usage_query, params):
+    for provider_id, rc_id, amount in _rows(conn, queries.usage, params):
         used[provider_id][rc_id] = amount
     no_usage = {}
     resources = {}
@@ -520,16 +530,15 @@ def _read_stocks(conn, stale, kept):
     """Fresh _Stock for ``stale`` ({provider id: (generation, created_at,
     root id)} as just read), read with the trees they are in and kept."""
     root_ids = {root_id for _g, _c, root_id in stale.values()}
-    (_identities, _usage, inventories_query, traits_query), params = (
-        _summary_statements(conn, root_ids))
+    queries, params = _summary_statements(conn, root_ids)
     capacities = collections.defaultdict(list)
     for provider_id, rc_id, total, reserved, ratio in _rows(
-            conn, inventories_query, params):
+            conn, queries.inventories, params):
         if provider_id in stale:
             capacities[provider_id].append(
                 (rc_id, int((total - reserved) * ratio)))
     names = collections.defaultdict(list)
-    for provider_id, name in _rows(conn, traits_query, params):
+    for provider_id, name in _rows(conn, queries.traits, params):
         if provider_id in stale:
             names[provider_id].append(name)
     fresh = {provider_id: _Stock(generation, created_at,
