@@ -4,6 +4,7 @@ database: exact candidate sets, and bounded work under ``limit``."""
 import pytest
 
 from placement_lite import engine
+from placement_lite.db import snapshot
 from placement_lite.engine import combine
 from placement_lite.engine import search
 from tests import candidate_worlds as worlds
@@ -217,14 +218,14 @@ def test_limit_searches_a_window_not_the_cloud(sqlite_env, monkeypatch):
     of trees only, and the answer is the first five trees in order."""
     worlds.load_into_db(sqlite_env.db, _flat_hosts(200))
     fetched = []
-    real = engine.db.capacities
+    real = snapshot.Snapshot.capacities
 
     def counting(*args, **kwargs):
         rows = real(*args, **kwargs)
         fetched.append({rc: len(found) for rc, found in rows.items()})
         return rows
 
-    monkeypatch.setattr(engine.db, 'capacities', counting)
+    monkeypatch.setattr(snapshot.Snapshot, 'capacities', counting)
     body = _candidates(sqlite_env, 'resources=VCPU:1,MEMORY_MB:64&limit=5')
     assert _first_providers(body) == [[U('h%d' % i)] for i in range(5)]
     assert sorted(body['provider_summaries']) == sorted(

@@ -12,11 +12,11 @@ actually returned, so ``limit`` bounds the work, not only the output.
 """
 
 import dataclasses
-import functools
 import itertools
 import random
 
 from placement_lite.db import candidates as db
+from placement_lite.db import snapshot
 from placement_lite.engine import combine
 from placement_lite.engine import search
 from placement_lite.engine.request import parse_query  # noqa: F401
@@ -28,11 +28,11 @@ class Candidates:
     allocation_requests: list
     #: {provider id: uuid} for every provider they name.
     uuids: dict
-    #: db.TreeSummaries of the providers to show.
-    provider_summaries: db.TreeSummaries
+    #: snapshot.TreeSummaries of the providers to show.
+    provider_summaries: snapshot.TreeSummaries
 
 
-EMPTY = Candidates([], {}, db.TreeSummaries({}, {}, {}))
+EMPTY = Candidates([], {}, snapshot.TreeSummaries({}, {}, {}))
 #: The fewest trees a window searches (see _find_in_windows).
 WINDOW_MIN = 64
 
@@ -48,10 +48,9 @@ def find_candidates(database, conf, request, nested_aware=True):
     bound = _bound(request.limit, placement.max_allocation_candidates)
     strategy = placement.allocation_candidates_generation_strategy
     with database.reader() as conn:
-        parents = functools.partial(db.parents_in_trees, conn)
         if (bound is not None and strategy == 'depth-first' and nested_aware
                 and not placement.randomize_allocation_candidates):
-            return _find_in_windows(conn, request, bound, parents)
+            return _find_in_windows(conn, request, bound)
         try:
             found = search.search(conn, request)
         except search.NoCandidates:
@@ -61,7 +60,7 @@ def find_candidates(database, conf, request, nested_aware=True):
         shuffle = (random.Random().shuffle
                    if placement.randomize_allocation_candidates else None)
         combiner = combine.Combiner(
-            found, request, parents=parents,
+            found, request, parents=found.snapshot.parents,
             nested_aware=nested_aware, shuffle=shuffle)
         generated = combiner.generate(strategy)
         chosen = list(itertools.islice(generated, bound))
@@ -75,11 +74,11 @@ def find_candidates(database, conf, request, nested_aware=True):
             shown = _legacy_summary_providers(combiner, chosen, truncated)
         else:
             shown = None
-        return _with_summaries(conn, found.roots, found.class_names, chosen,
+        return _with_summaries(conn, found.snapshot, found.roots, chosen,
                                shown)
 
 
-def _find_in_windows(conn, request, bound, parents):
+def _find_in_windows(conn, request, bound):
     """The first ``bound`` depth-first candidates, searching windows of
     trees in creation order (each twice the last) until enough are found,
     so the work follows ``bound``, not the size of the cloud."""
@@ -106,7 +105,8 @@ def _find_in_windows(conn, request, bound, parents):
             found = searcher.search(None if whole_cloud else (first, last))
             if found is None:
                 continue
-            combiner = combine.Combiner(found, request, parents=parents,
+            combiner = combine.Combiner(found, request,
+                                        parents=searcher.snapshot.parents,
                                         seen=seen)
             chosen.extend(itertools.islice(combiner.generate(),
                                            bound - len(chosen)))
@@ -123,7 +123,7 @@ def _find_in_windows(conn, request, bound, parents):
         return EMPTY
     if not chosen:
         return EMPTY
-    return _with_summaries(conn, roots, searcher.class_names, chosen, None)
+    return _with_summaries(conn, searcher.snapshot, roots, chosen, None)
 
 
 def _bound(limit, max_candidates):
@@ -132,13 +132,13 @@ def _bound(limit, max_candidates):
     return min(bounds) if bounds else None
 
 
-def _with_summaries(conn, roots, class_names, chosen, shown):
+def _with_summaries(conn, found, roots, chosen, shown):
     """``chosen`` with the uuids of the providers they name and the
-    summaries of the trees they touch (``roots`` maps each provider to its
-    root, ``class_names`` each class id to its name); ``shown`` limits the
+    summaries of the trees they touch, from the snapshot ``found``
+    (``roots`` maps each provider to its root); ``shown`` limits the
     summaries (None: every provider of those trees)."""
     tree_roots = {roots[p] for c in chosen for p in c.allocations}
-    summaries = db.providers_of_trees(conn, tree_roots, class_names)
+    summaries = found.summaries(tree_roots)
     identities = summaries.identities
     uuids = {p: identity[0] for p, identity in identities.items()}
     # Providers of resourceless groups may lie outside the trees shown.
@@ -147,9 +147,9 @@ def _with_summaries(conn, roots, class_names, chosen, shown):
     if missing:
         uuids.update(db.provider_uuids(conn, missing))
     if shown is not None:
-        summaries.identities = {p: identity
-                                for p, identity in identities.items()
-                                if p in shown}
+        summaries = summaries._replace(identities={
+            p: identity for p, identity in identities.items()
+            if p in shown})
     return Candidates(chosen, uuids, summaries)
 
 

@@ -27,6 +27,7 @@ import dataclasses
 from placement_lite import errors
 from placement_lite.db import candidates as db
 from placement_lite.db import lookups
+from placement_lite.db import snapshot
 
 
 class NoCandidates(Exception):
@@ -58,7 +59,7 @@ class GroupChoices:
 @dataclasses.dataclass
 class SearchResult:
     groups: list
-    #: {rc id: {provider id: db.Capacity}}
+    #: {rc id: {provider id: snapshot.Capacity}}
     capacities: dict
     #: {provider id: root id} for every provider offered.
     roots: dict
@@ -67,6 +68,8 @@ class SearchResult:
     class_names: dict
     #: Anchors (root ids) under which every group can be served.
     anchors: list
+    #: The snapshot.Snapshot the search read.
+    snapshot: snapshot.Snapshot
 
     def root_of(self, provider_id):
         return self.roots[provider_id]
@@ -97,6 +100,8 @@ class Searcher:
         #: {id: name} of every resource class, and its inverse.
         self.class_names = lookups.resource_class_names(conn)
         self.class_ids = {name: id_ for id_, name in self.class_names.items()}
+        #: What the providers searched have and use.
+        self.snapshot = snapshot.Snapshot(conn, self.class_names)
         self._groups = [
             _GroupSearch(conn, group, self) for group in groups]
         #: The window being searched (None: the whole cloud).
@@ -137,21 +142,20 @@ class Searcher:
             roots.update(searcher.resourceless_roots)
         anchors = set.intersection(*(set(g.by_anchor) for g in groups))
         return SearchResult(groups, capacities, roots, self.sharing,
-                            self.class_names, sorted(anchors))
+                            self.class_names, sorted(anchors), self.snapshot)
 
     def inventories(self, in_tree, tree_root):
-        """{rc id: {provider id: db.Capacity}} in the current window (and
-        tree ``tree_root``) for every known class that groups with this
-        ``in_tree`` ask for, fetched once per window in one query."""
+        """{rc id: {provider id: snapshot.Capacity}} in the current window
+        (and tree ``tree_root``) for every known class that groups with
+        this ``in_tree`` ask for, read once per window."""
         if in_tree not in self._inventories:
             rc_ids = {self.class_ids[name]
                       for searcher in self._groups
                       if searcher.group.in_tree == in_tree
                       for name in searcher.group.resources
                       if name in self.class_ids}
-            self._inventories[in_tree] = db.capacities(
-                self.conn, rc_ids, tree_root, self.window,
-                also_ids=self.sharing)
+            self._inventories[in_tree] = self.snapshot.capacities(
+                rc_ids, tree_root, self.window, also_ids=self.sharing)
         return self._inventories[in_tree]
 
 
@@ -217,7 +221,7 @@ class _GroupSearch:
         inventories = self.searcher.inventories(group.in_tree,
                                                 filters.tree_root)
         for rc_id, amount in amounts.items():
-            capable = db.able_to_give(inventories[rc_id], amount)
+            capable = snapshot.able_to_give(inventories[rc_id], amount)
             if not capable:
                 return GroupChoices(group.suffix, amounts, {})
             by_class[rc_id] = capable

@@ -1,0 +1,404 @@
+"""What the providers an allocation-candidates request looks at have and
+use, read once per request and shared by the search, the combination and
+the provider summaries.
+
+For each scope of trees a request looks at (the whole cloud, a window of
+trees, one tree, the trees of some roots) two things are read:
+
+* every provider's place and version: parent, root, generation and
+  creation time;
+* the amounts used, per provider and resource class.
+
+What a provider *has* (its uuid, its inventories and its trait names: its
+stock) is kept per process between requests, for each provider as of its
+generation. Every change to inventories or traits bumps the generation in
+the same transaction (here and in the reference), so a kept stock is good
+while the generation just read is unchanged. The creation time tells a
+provider from a later one given the same id (SQLite reuses ids); a provider
+without one is read every time.
+
+Usage is never kept, because deleting a consumer's allocations does not
+bump the generation; nor are parent and root, because re-parenting does
+not bump it either.
+"""
+
+import collections
+import functools
+import typing
+import weakref
+
+import sqlalchemy as sa
+
+from placement_lite.db import tables
+
+rp = tables.resource_providers
+inv = tables.inventories
+alloc = tables.allocations
+rpt = tables.resource_provider_traits
+traits = tables.traits
+
+# Built once: building an alias, and its columns, on every query costs more
+# than running the small queries that use it.
+in_scope_rp = rp.alias('in_scope')
+
+
+class Capacity(typing.NamedTuple):
+    """One provider's inventory of one resource class, and its usage."""
+
+    root_id: int
+    #: int((total - reserved) * allocation_ratio), as summaries show it.
+    capacity: int
+    used: int
+    min_unit: int
+    max_unit: int
+    step_size: int
+
+    @property
+    def free(self):
+        return self.capacity - self.used
+
+
+def able_to_give(capacities, amount):
+    """The part of ``capacities`` ({provider id: Capacity}) where
+    ``amount`` fits now: free capacity, min_unit, max_unit and step_size
+    allow it. (One comprehension: a method call per provider costs more
+    than the test.)"""
+    return {provider_id: c for provider_id, c in capacities.items()
+            if amount <= c.capacity - c.used
+            and c.min_unit <= amount <= c.max_unit
+            and amount % c.step_size == 0}
+
+
+class TreeSummaries(typing.NamedTuple):
+    """Every provider of some trees, as provider summaries show them."""
+
+    #: {provider id: (uuid, parent uuid, root uuid)}, in provider id order.
+    identities: dict
+    #: {provider id: {resource class name: {'capacity': capacity,
+    #: 'used': used}}}, classes in id order; providers without inventory
+    #: are left out.
+    resources: dict
+    #: {provider id: (trait names)} in trait id order (standard traits
+    #: first, then custom ones as created), the order the reference shows;
+    #: providers without traits are left out.
+    traits: dict
+
+
+class _Stock(typing.NamedTuple):
+    """What a provider has, as of one generation.
+
+    Hot loops read the first two fields by index: attribute access on a
+    named tuple costs more than the comparison."""
+
+    generation: int
+    created_at: object
+    uuid: str
+    #: ((rc id, capacity, min_unit, max_unit, step_size), ...) in class id
+    #: order.
+    inventories: tuple
+    #: Trait names in trait id order.
+    trait_names: tuple
+
+
+#: {engine: {provider id: _Stock}}, per process.
+_STOCK = weakref.WeakKeyDictionary()
+#: A process forgets every stock it keeps beyond this many providers
+#: (deleted providers are never looked up again).
+_STOCK_LIMIT = 200_000
+#: Fewer trees than this are always read by root.
+_FEW_TREES = 64
+_NO_USAGE = {}
+
+
+def _list_param(name):
+    return sa.bindparam(name, expanding=True)
+
+
+def _rows(conn, query, params):
+    """Every row of ``query`` as a plain tuple, read straight from the
+    database driver: for the large reads, where building SQLAlchemy's Row
+    objects costs more than it gives."""
+    result = conn.execute(query, params)
+    try:
+        return result.cursor.fetchall()
+    finally:
+        result.close()
+
+
+class _Scope(typing.NamedTuple):
+    """Which providers a read covers: those of the tree ``:root_id``
+    (``by_root``), of the window of trees ``:first``..``:last`` (inclusive
+    root ids; ``by_window``) widened to the providers ``:also_ids``
+    (``with_also``), of the trees ``:roots`` (``by_roots``). None of them:
+    the whole cloud."""
+
+    by_root: bool = False
+    by_window: bool = False
+    with_also: bool = False
+    by_roots: bool = False
+
+    def conditions(self, providers):
+        """The scope as conditions on the ``providers`` table."""
+        root = providers.c.root_provider_id
+        conditions = []
+        if self.by_root:
+            conditions.append(root == sa.bindparam('root_id'))
+        if self.by_window:
+            in_window = root.between(sa.bindparam('first'),
+                                     sa.bindparam('last'))
+            if self.with_also:
+                in_window = sa.or_(
+                    in_window, providers.c.id.in_(_list_param('also_ids')))
+            conditions.append(in_window)
+        if self.by_roots:
+            conditions.append(root.in_(_list_param('roots')))
+        return conditions
+
+    def of_providers(self, query, provider_id):
+        """``query`` restricted to rows whose ``provider_id`` is in the
+        scope."""
+        if self == _WHOLE_CLOUD:
+            return query
+        return query.where(provider_id.in_(
+            sa.select(in_scope_rp.c.id).where(
+                *self.conditions(in_scope_rp))))
+
+
+_WHOLE_CLOUD = _Scope()
+
+
+class _ScopeQueries(typing.NamedTuple):
+    """The statements reading one scope: place and version, and usage, on
+    every read; uuids, inventories and traits for stale stocks."""
+
+    state: object
+    usage: object
+    uuids: object
+    inventories: object
+    traits: object
+
+
+@functools.cache
+def _scope_queries(scope):
+    state = sa.select(rp.c.id, rp.c.parent_provider_id,
+                      rp.c.root_provider_id, rp.c.generation,
+                      # Text: cheaper to read than a datetime, as good to
+                      # compare.
+                      sa.cast(rp.c.created_at, sa.Text))
+    usage = (sa.select(alloc.c.resource_provider_id,
+                       alloc.c.resource_class_id, sa.func.sum(alloc.c.used))
+             .group_by(alloc.c.resource_provider_id,
+                       alloc.c.resource_class_id))
+    uuids = sa.select(rp.c.id, rp.c.uuid)
+    inventories = (
+        sa.select(inv.c.resource_provider_id, inv.c.resource_class_id,
+                  inv.c.total, inv.c.reserved, inv.c.allocation_ratio,
+                  inv.c.min_unit, inv.c.max_unit, inv.c.step_size)
+        .order_by(inv.c.resource_class_id))
+    trait_names = (
+        sa.select(rpt.c.resource_provider_id, traits.c.name)
+        .select_from(rpt.join(traits, traits.c.id == rpt.c.trait_id))
+        .order_by(rpt.c.trait_id))
+    return _ScopeQueries(
+        state.where(*scope.conditions(rp)),
+        scope.of_providers(usage, alloc.c.resource_provider_id),
+        uuids.where(*scope.conditions(rp)),
+        scope.of_providers(inventories, inv.c.resource_provider_id),
+        scope.of_providers(trait_names, rpt.c.resource_provider_id))
+
+
+_ROOT_COUNT = sa.select(sa.func.count()).select_from(rp).where(
+    rp.c.parent_provider_id.is_(None))
+
+
+def _trees_scope(conn, root_ids):
+    """The scope and parameters reading the trees ``root_ids``: when they
+    are half the cloud or more, the whole cloud (filtering by root then
+    costs more than reading the others)."""
+    if (len(root_ids) >= _FEW_TREES
+            and 2 * len(root_ids) >= conn.execute(_ROOT_COUNT).scalar()):
+        return _WHOLE_CLOUD, {}
+    return _Scope(by_roots=True), {'roots': sorted(root_ids)}
+
+
+class Snapshot:
+    """The providers one request has read: where each is, what it has
+    (its stock) and what it uses."""
+
+    def __init__(self, conn, class_names):
+        """``class_names`` maps every resource class id to its name."""
+        self.conn = conn
+        self.class_names = class_names
+        self._kept = _STOCK.setdefault(conn.engine, {})
+        #: {provider id: (parent id, root id)} of every provider read.
+        self._place = {}
+        #: {provider id: _Stock} of every provider read.
+        self._stocks = {}
+        #: {provider id: {rc id: amount used}}; no entry: nothing used.
+        self._used = {}
+        #: Trees read whole: every tree, or those of these windows and
+        #: roots.
+        self._whole_cloud = False
+        self._windows = []
+        self._trees = set()
+
+    def capacities(self, rc_ids, root_id=None, window=None, also_ids=()):
+        """{rc id: {provider id: Capacity}} for every inventory of
+        ``rc_ids``, reading the providers of the whole cloud, or with
+        ``root_id`` those of that tree, or with ``window`` (an inclusive
+        range of root ids) those of those trees and ``also_ids``: the cost
+        is then bounded by the window."""
+        found = {rc_id: {} for rc_id in rc_ids}
+        if not rc_ids:
+            return found
+        scope = _Scope(by_root=root_id is not None,
+                       by_window=window is not None,
+                       with_also=window is not None and bool(also_ids))
+        params = {'root_id': root_id}
+        if window is not None:
+            params.update(first=window[0], last=window[1])
+        if scope.with_also:
+            params['also_ids'] = sorted(also_ids)
+        read = self._read(scope, params)
+        if window is None:
+            if root_id is None:
+                self._whole_cloud = True
+            else:
+                self._trees.add(root_id)
+        elif root_id is None:
+            self._windows.append(window)
+        elif window[0] <= root_id <= window[1]:
+            self._trees.add(root_id)
+        for provider_id in read:
+            root = self._place[provider_id][1]
+            used = self._used.get(provider_id, _NO_USAGE)
+            for rc_id, capacity, min_unit, max_unit, step_size in (
+                    self._stocks[provider_id].inventories):
+                if rc_id in found:
+                    found[rc_id][provider_id] = Capacity(
+                        root, capacity, used.get(rc_id, 0), min_unit,
+                        max_unit, step_size)
+        return found
+
+    def parents(self, root_ids):
+        """{provider id: parent id} for every provider of the given
+        trees."""
+        self._read_trees(root_ids)
+        return {provider_id: parent_id
+                for provider_id, (parent_id, root_id) in self._place.items()
+                if root_id in root_ids}
+
+    def summaries(self, root_ids):
+        """The TreeSummaries of every provider of the trees rooted at
+        ``root_ids``."""
+        self._read_trees(root_ids)
+        stocks = self._stocks
+        class_names = self.class_names
+        identities = {}
+        resources = {}
+        trait_names = {}
+        for provider_id in sorted(
+                provider_id for provider_id, (_parent, root_id)
+                in self._place.items() if root_id in root_ids):
+            parent_id, root_id = self._place[provider_id]
+            stock = stocks[provider_id]
+            identities[provider_id] = (
+                stock.uuid,
+                None if parent_id is None else stocks[parent_id].uuid,
+                stocks[root_id].uuid)
+            if stock.inventories:
+                used = self._used.get(provider_id, _NO_USAGE)
+                resources[provider_id] = {
+                    class_names[rc_id]: {'capacity': capacity,
+                                         'used': used.get(rc_id, 0)}
+                    for rc_id, capacity, *_units in stock.inventories}
+            if stock.trait_names:
+                trait_names[provider_id] = stock.trait_names
+        return TreeSummaries(identities, resources, trait_names)
+
+    def _covers(self, root_id):
+        return (self._whole_cloud or root_id in self._trees
+                or any(first <= root_id <= last
+                       for first, last in self._windows))
+
+    def _read_trees(self, root_ids):
+        """Read every provider of the trees ``root_ids`` not read yet."""
+        missing = {root_id for root_id in root_ids
+                   if not self._covers(root_id)}
+        if not missing:
+            return
+        scope, params = _trees_scope(self.conn, missing)
+        self._read(scope, params)
+        if scope == _WHOLE_CLOUD:
+            self._whole_cloud = True
+        else:
+            self._trees.update(missing)
+
+    def _read(self, scope, params):
+        """Read the place, stock and usage of the providers in ``scope``;
+        returns their ids."""
+        queries = _scope_queries(scope)
+        kept = self._kept
+        place = self._place
+        stocks = self._stocks
+        rows = _rows(self.conn, queries.state, params)
+        # {provider id: (generation, created_at)} of stocks to read.
+        stale = {}
+        for id_, parent_id, root_id, generation, created_at in rows:
+            place[id_] = (parent_id, root_id)
+            stock = kept.get(id_)
+            if (stock is not None and stock[0] == generation
+                    and stock[1] == created_at):
+                stocks[id_] = stock
+            else:
+                stale[id_] = (generation, created_at)
+        if stale:
+            fresh = self._read_stocks(stale)
+            stocks.update(fresh)
+            # A provider deleted since its place was read is gone.
+            rows = [row for row in rows if row[0] not in stale
+                    or row[0] in fresh]
+            for id_ in stale.keys() - fresh.keys():
+                del place[id_]
+        used = self._used
+        for id_, *_rest in rows:
+            used.pop(id_, None)
+        for provider_id, rc_id, amount in _rows(self.conn, queries.usage,
+                                                params):
+            if provider_id in used:
+                used[provider_id][rc_id] = amount
+            else:
+                used[provider_id] = {rc_id: amount}
+        return [row[0] for row in rows]
+
+    def _read_stocks(self, stale):
+        """Fresh _Stock for ``stale`` ({provider id: (generation,
+        created_at)} as just read), read with the trees they are in, and
+        kept; none for a provider deleted since."""
+        conn = self.conn
+        scope, params = _trees_scope(
+            conn, {self._place[id_][1] for id_ in stale})
+        queries = _scope_queries(scope)
+        uuids = {id_: uuid for id_, uuid in _rows(conn, queries.uuids, params)
+                 if id_ in stale}
+        inventories = collections.defaultdict(list)
+        for (provider_id, rc_id, total, reserved, ratio, min_unit, max_unit,
+             step_size) in _rows(conn, queries.inventories, params):
+            if provider_id in stale:
+                inventories[provider_id].append(
+                    (rc_id, int((total - reserved) * ratio), min_unit,
+                     max_unit, step_size))
+        names = collections.defaultdict(list)
+        for provider_id, name in _rows(conn, queries.traits, params):
+            if provider_id in stale:
+                names[provider_id].append(name)
+        fresh = {id_: _Stock(generation, created_at, uuids[id_],
+                             tuple(inventories[id_]), tuple(names[id_]))
+                 for id_, (generation, created_at) in stale.items()
+                 if id_ in uuids}
+        kept = self._kept
+        if len(kept) + len(fresh) > _STOCK_LIMIT:
+            kept.clear()
+        kept.update((id_, stock) for id_, stock in fresh.items()
+                    if stock.created_at is not None)
+        return fresh
