@@ -1,0 +1,104 @@
+"""What one allocation-candidates request reads (db.snapshot): kept stocks
+are read once per process and again after a change; a provider deleted
+while a request reads it is left out."""
+
+import collections
+
+import pytest
+import sqlalchemy as sa
+
+from placement_lite.db import lookups
+from placement_lite.db import snapshot
+from placement_lite.db import tables
+from tests import candidate_worlds as worlds
+
+U = worlds.uuid_of
+QUERY = '/allocation_candidates?resources=VCPU:1,DISK_GB:10'
+
+
+@pytest.fixture
+def statements(environment):
+    """Each SQL statement run, in order."""
+    read = []
+
+    @sa.event.listens_for(environment.db.engine, 'before_cursor_execute')
+    def record(_conn, _cursor, statement, _params, _context, _many):
+        read.append(statement)
+
+    yield read
+    sa.event.remove(environment.db.engine, 'before_cursor_execute', record)
+
+
+def _create_host(env, name, vcpus):
+    status, _h, body = env.request('POST', '/resource_providers',
+                                   {'name': name, 'uuid': U(name)},
+                                   version='1.20')
+    assert status == 200, body
+    _put_inventories(env, name, vcpus, generation=0)
+
+
+def _put_inventories(env, name, vcpus, generation):
+    status, _h, body = env.request(
+        'PUT', '/resource_providers/%s/inventories' % U(name),
+        {'resource_provider_generation': generation,
+         'inventories': {'VCPU': {'total': vcpus},
+                         'DISK_GB': {'total': 100}}})
+    assert status == 200, body
+
+
+def _vcpu_capacities(env):
+    status, _h, body = env.request('GET', QUERY, version='1.39')
+    assert status == 200, body
+    return {uuid: summary['resources']['VCPU']['capacity']
+            for uuid, summary in body['provider_summaries'].items()}
+
+
+def _inventory_reads(statements):
+    return [s for s in statements if 'FROM inventories' in s]
+
+
+def test_kept_stocks_are_read_once_and_again_after_a_change(
+        environment, statements):
+    _create_host(environment, 'cn1', 4)
+    _create_host(environment, 'cn2', 8)
+    statements.clear()
+    assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
+    assert len(_inventory_reads(statements)) == 1
+    statements.clear()
+    assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
+    assert _inventory_reads(statements) == []
+    _put_inventories(environment, 'cn2', 16, generation=1)
+    statements.clear()
+    assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 16}
+    assert len(_inventory_reads(statements)) == 1
+
+
+def test_a_provider_deleted_while_read_is_left_out(environment,
+                                                   monkeypatch):
+    ids = worlds.load_into_db(environment.db, [
+        {'name': 'stays', 'inventories': {'VCPU': 4}},
+        {'name': 'goes', 'inventories': {'VCPU': 8}}])
+    real_rows = snapshot._rows
+    calls = collections.Counter()
+
+    def deleting_after_first_read(conn, query, params):
+        rows = real_rows(conn, query, params)
+        calls['rows'] += 1
+        if calls['rows'] == 1:
+            for table in (tables.inventories, tables.resource_providers):
+                column = (table.c.id if table is tables.resource_providers
+                          else table.c.resource_provider_id)
+                conn.execute(table.delete().where(column == ids['goes']))
+        return rows
+
+    monkeypatch.setattr(snapshot, '_rows', deleting_after_first_read)
+    with environment.db.writer() as conn:
+        names = lookups.resource_class_names(conn)
+        vcpu = {name: id_ for id_, name in names.items()}['VCPU']
+        read = snapshot.Snapshot(conn, names)
+        found = read.capacities({vcpu})
+        summaries = read.summaries({ids['stays'], ids['goes']})
+    assert found == {vcpu: {ids['stays']: snapshot.Capacity(
+        ids['stays'], 4, 0, 1, 4, 1)}}
+    assert summaries.identities == {ids['stays']: (U('stays'), None,
+                                                   U('stays'))}
