@@ -110,6 +110,9 @@ _FEW_TREES = 64
 _NO_USAGE = {}
 
 
+_new_tuple = tuple.__new__
+
+
 def _list_param(name):
     return sa.bindparam(name, expanding=True)
 
@@ -230,10 +233,9 @@ class Snapshot:
         self.conn = conn
         self.class_names = class_names
         self._kept = _STOCK.setdefault(conn.engine, {})
-        #: {provider id: (parent id, root id)} of every provider read.
-        self._place = {}
-        #: {provider id: _Stock} of every provider read.
-        self._stocks = {}
+        #: {provider id: (parent id, root id, _Stock)} of every provider
+        #: read.
+        self._providers = {}
         #: {provider id: {rc id: amount used}}; no entry: nothing used.
         self._used = {}
         #: Trees read whole: every tree, or those of these windows and
@@ -269,15 +271,16 @@ class Snapshot:
             self._windows.append(window)
         elif window[0] <= root_id <= window[1]:
             self._trees.add(root_id)
-        for provider_id in read:
-            root = self._place[provider_id][1]
-            used = self._used.get(provider_id, _NO_USAGE)
-            for rc_id, capacity, min_unit, max_unit, step_size in (
-                    self._stocks[provider_id].inventories):
-                if rc_id in found:
-                    found[rc_id][provider_id] = Capacity(
-                        root, capacity, used.get(rc_id, 0), min_unit,
-                        max_unit, step_size)
+        used_of = self._used
+        for provider_id, (_parent, root_id, stock) in read.items():
+            for rc_id, capacity, min_unit, max_unit, step_size in stock[3]:
+                into = found.get(rc_id)
+                if into is not None:
+                    used = used_of.get(provider_id)
+                    # tuple.__new__: a third of the cost of Capacity(...).
+                    into[provider_id] = _new_tuple(Capacity, (
+                        root_id, capacity, used.get(rc_id, 0) if used else 0,
+                        min_unit, max_unit, step_size))
         return found
 
     def parents(self, root_ids):
@@ -285,33 +288,34 @@ class Snapshot:
         trees."""
         self._read_trees(root_ids)
         return {provider_id: parent_id
-                for provider_id, (parent_id, root_id) in self._place.items()
-                if root_id in root_ids}
+                for provider_id, (parent_id, root_id, _stock)
+                in self._providers.items() if root_id in root_ids}
 
     def summaries(self, root_ids):
         """The TreeSummaries of every provider of the trees rooted at
         ``root_ids``."""
         self._read_trees(root_ids)
-        stocks = self._stocks
+        providers = self._providers
         class_names = self.class_names
+        used_of = self._used
         identities = {}
         resources = {}
         trait_names = {}
         for provider_id in sorted(
-                provider_id for provider_id, (_parent, root_id)
-                in self._place.items() if root_id in root_ids):
-            parent_id, root_id = self._place[provider_id]
-            stock = stocks[provider_id]
+                provider_id for provider_id, (_parent, root_id, _stock)
+                in providers.items() if root_id in root_ids):
+            parent_id, root_id, stock = providers[provider_id]
             identities[provider_id] = (
                 stock.uuid,
-                None if parent_id is None else stocks[parent_id].uuid,
-                stocks[root_id].uuid)
+                None if parent_id is None else providers[parent_id][2].uuid,
+                providers[root_id][2].uuid)
             if stock.inventories:
-                used = self._used.get(provider_id, _NO_USAGE)
+                used = used_of.get(provider_id, _NO_USAGE)
                 resources[provider_id] = {
                     class_names[rc_id]: {'capacity': capacity,
                                          'used': used.get(rc_id, 0)}
-                    for rc_id, capacity, *_units in stock.inventories}
+                    for rc_id, capacity, _min, _max, _step
+                    in stock.inventories}
             if stock.trait_names:
                 trait_names[provider_id] = stock.trait_names
         return TreeSummaries(identities, resources, trait_names)
@@ -336,48 +340,48 @@ class Snapshot:
 
     def _read(self, scope, params):
         """Read the place, stock and usage of the providers in ``scope``;
-        returns their ids."""
+        returns {provider id: (parent id, root id, _Stock)} for them."""
         queries = _scope_queries(scope)
         kept = self._kept
-        place = self._place
-        stocks = self._stocks
-        rows = _rows(self.conn, queries.state, params)
-        # {provider id: (generation, created_at)} of stocks to read.
+        read = {}
+        # {provider id: (parent id, root id, generation, created_at)} of
+        # those whose stock must be read.
         stale = {}
-        for id_, parent_id, root_id, generation, created_at in rows:
-            place[id_] = (parent_id, root_id)
+        for id_, parent_id, root_id, generation, created_at in _rows(
+                self.conn, queries.state, params):
             stock = kept.get(id_)
             if (stock is not None and stock[0] == generation
                     and stock[1] == created_at):
-                stocks[id_] = stock
+                read[id_] = (parent_id, root_id, stock)
             else:
-                stale[id_] = (generation, created_at)
+                stale[id_] = (parent_id, root_id, generation, created_at)
         if stale:
             fresh = self._read_stocks(stale)
-            stocks.update(fresh)
+            read.update((id_, stale[id_][:2] + (stock,))
+                        for id_, stock in fresh.items())
             # A provider deleted since its place was read is gone.
-            rows = [row for row in rows if row[0] not in stale
-                    or row[0] in fresh]
             for id_ in stale.keys() - fresh.keys():
-                del place[id_]
+                self._providers.pop(id_, None)
+        self._providers.update(read)
         used = self._used
-        for id_, *_rest in rows:
-            used.pop(id_, None)
+        if used:
+            for id_ in read:
+                used.pop(id_, None)
         for provider_id, rc_id, amount in _rows(self.conn, queries.usage,
                                                 params):
             if provider_id in used:
                 used[provider_id][rc_id] = amount
             else:
                 used[provider_id] = {rc_id: amount}
-        return [row[0] for row in rows]
+        return read
 
     def _read_stocks(self, stale):
-        """Fresh _Stock for ``stale`` ({provider id: (generation,
-        created_at)} as just read), read with the trees they are in, and
-        kept; none for a provider deleted since."""
+        """Fresh _Stock for ``stale`` ({provider id: (parent id, root id,
+        generation, created_at)} as just read), read with the trees they
+        are in, and kept; none for a provider deleted since."""
         conn = self.conn
         scope, params = _trees_scope(
-            conn, {self._place[id_][1] for id_ in stale})
+            conn, {root_id for _parent, root_id, _g, _c in stale.values()})
         queries = _scope_queries(scope)
         uuids = {id_: uuid for id_, uuid in _rows(conn, queries.uuids, params)
                  if id_ in stale}
@@ -394,8 +398,8 @@ class Snapshot:
                 names[provider_id].append(name)
         fresh = {id_: _Stock(generation, created_at, uuids[id_],
                              tuple(inventories[id_]), tuple(names[id_]))
-                 for id_, (generation, created_at) in stale.items()
-                 if id_ in uuids}
+                 for id_, (_parent, _root, generation, created_at)
+                 in stale.items() if id_ in uuids}
         kept = self._kept
         if len(kept) + len(fresh) > _STOCK_LIMIT:
             kept.clear()
