@@ -102,3 +102,32 @@ def test_a_provider_deleted_while_read_is_left_out(environment,
         ids['stays'], 4, 0, 1, 4, 1)}}
     assert summaries.identities == {ids['stays']: (U('stays'), None,
                                                    U('stays'))}
+
+
+def test_windows_after_the_first_read_only_providers_with_the_classes(
+        environment, monkeypatch):
+    """limit=1 on 200 hosts and one late host with a rare class: the first
+    window (64 trees) is read whole; later windows read only providers
+    with the class (none, then the late host), and the summaries then
+    read the late host's tree."""
+    worlds.load_into_db(environment.db, [
+        {'name': 'h%d' % i, 'inventories': {'VCPU': 4}} for i in range(200)]
+        + [{'name': 'late', 'inventories': {'CUSTOM_RARE': 1}}])
+    real_read = snapshot.Snapshot._read
+    read_sizes = []
+
+    def recording(self, scope, params):
+        read = real_read(self, scope, params)
+        read_sizes.append(len(read))
+        return read
+
+    monkeypatch.setattr(snapshot.Snapshot, '_read', recording)
+    status, _h, body = environment.request(
+        'GET', '/allocation_candidates?resources=CUSTOM_RARE:1&limit=1',
+        version='1.39')
+    assert status == 200, body
+    assert body['allocation_requests'] == [
+        {'allocations': {U('late'): {'resources': {'CUSTOM_RARE': 1}}},
+         'mappings': {'': [U('late')]}}]
+    assert list(body['provider_summaries']) == [U('late')]
+    assert read_sizes == [64, 0, 1, 1]

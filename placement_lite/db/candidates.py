@@ -36,7 +36,8 @@ def _nth_alias(table, n):
     return table.alias('%s_%d' % (table.name, n))
 
 
-def _list_param(name):
+def list_param(name):
+    """A parameter taking a list, for ``IN``."""
     return sa.bindparam(name, expanding=True)
 
 
@@ -67,7 +68,7 @@ def _linked_to_each_set_query(link_table, column, sets):
         link = _nth_alias(link_table, n)
         query = query.where(sa.exists().where(
             link.c.resource_provider_id == rp.c.id,
-            link.c[column].in_(_list_param('set_%d' % n))))
+            link.c[column].in_(list_param('set_%d' % n))))
     return query
 
 
@@ -82,7 +83,7 @@ def _providers_linked_to_each(conn, link_table, column, id_sets):
 @functools.cache
 def _linked_to_any_query(link_table, column):
     return (sa.select(link_table.c.resource_provider_id).distinct()
-            .where(link_table.c[column].in_(_list_param('ids'))))
+            .where(link_table.c[column].in_(list_param('ids'))))
 
 
 def _providers_linked_to_any(conn, link_table, column, ids):
@@ -104,7 +105,7 @@ def provider_ids_with_any_trait(conn, trait_ids):
 
 
 _TRAITS_AMONG = sa.select(rpt.c.resource_provider_id, rpt.c.trait_id).where(
-    rpt.c.trait_id.in_(_list_param('trait_ids')))
+    rpt.c.trait_id.in_(list_param('trait_ids')))
 
 
 def traits_of_providers_among(conn, trait_ids):
@@ -119,7 +120,7 @@ def traits_of_providers_among(conn, trait_ids):
 
 
 _AGGREGATE_IDS = sa.select(aggs.c.uuid, aggs.c.id).where(
-    aggs.c.uuid.in_(_list_param('uuids')))
+    aggs.c.uuid.in_(list_param('uuids')))
 
 
 def aggregate_ids(conn, uuids):
@@ -167,7 +168,7 @@ _ANCHORS_OF_SHARING = (
         mine_rpa.join(theirs_rpa,
                       theirs_rpa.c.aggregate_id == mine_rpa.c.aggregate_id)
         .join(rp, rp.c.id == theirs_rpa.c.resource_provider_id))
-    .where(mine_rpa.c.resource_provider_id.in_(_list_param('sharing_ids'))))
+    .where(mine_rpa.c.resource_provider_id.in_(list_param('sharing_ids'))))
 _ANCHORS_OF_SHARING_IN_WINDOW = _ANCHORS_OF_SHARING.where(
     rp.c.root_provider_id.between(sa.bindparam('first'), sa.bindparam('last')))
 
@@ -202,7 +203,7 @@ def _roots_with_traits_query(required, with_forbidden):
     if with_forbidden:
         query = query.where(~sa.exists().where(
             rpt.c.resource_provider_id == rp.c.id,
-            rpt.c.trait_id.in_(_list_param('forbidden_ids'))))
+            rpt.c.trait_id.in_(list_param('forbidden_ids'))))
     return query
 
 
@@ -240,13 +241,7 @@ def has_provider_trees(conn):
 _ALL_ROOTS = sa.select(rp.c.id, rp.c.root_provider_id)
 
 
-def providers_except(conn, excluded_ids):
-    """{id: root id} of every provider not in ``excluded_ids``."""
-    return {id_: root for id_, root in conn.execute(_ALL_ROOTS)
-            if id_ not in excluded_ids}
-
-
-_ROOTS_OF = _ALL_ROOTS.where(rp.c.id.in_(_list_param('ids')))
+_ROOTS_OF = _ALL_ROOTS.where(rp.c.id.in_(list_param('ids')))
 
 
 def roots_of(conn, provider_ids):
@@ -257,7 +252,7 @@ def roots_of(conn, provider_ids):
                              {'ids': sorted(provider_ids)}).all())
 
 
-_UUIDS = sa.select(rp.c.id, rp.c.uuid).where(rp.c.id.in_(_list_param('ids')))
+_UUIDS = sa.select(rp.c.id, rp.c.uuid).where(rp.c.id.in_(list_param('ids')))
 
 
 def provider_uuids(conn, provider_ids):

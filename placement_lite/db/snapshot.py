@@ -29,6 +29,7 @@ import weakref
 
 import sqlalchemy as sa
 
+from placement_lite.db import candidates
 from placement_lite.db import tables
 
 rp = tables.resource_providers
@@ -108,13 +109,7 @@ _STOCK_LIMIT = 200_000
 #: Fewer trees than this are always read by root.
 _FEW_TREES = 64
 _NO_USAGE = {}
-
-
 _new_tuple = tuple.__new__
-
-
-def _list_param(name):
-    return sa.bindparam(name, expanding=True)
 
 
 def _rows(conn, query, params):
@@ -132,13 +127,15 @@ class _Scope(typing.NamedTuple):
     """Which providers a read covers: those of the tree ``:root_id``
     (``by_root``), of the window of trees ``:first``..``:last`` (inclusive
     root ids; ``by_window``) widened to the providers ``:also_ids``
-    (``with_also``), of the trees ``:roots`` (``by_roots``). None of them:
-    the whole cloud."""
+    (``with_also``), of the trees ``:roots`` (``by_roots``); of those, only
+    providers with an inventory of the classes ``:rc_ids``
+    (``of_classes``). None of them: the whole cloud."""
 
     by_root: bool = False
     by_window: bool = False
     with_also: bool = False
     by_roots: bool = False
+    of_classes: bool = False
 
     def conditions(self, providers):
         """The scope as conditions on the ``providers`` table."""
@@ -150,11 +147,16 @@ class _Scope(typing.NamedTuple):
             in_window = root.between(sa.bindparam('first'),
                                      sa.bindparam('last'))
             if self.with_also:
-                in_window = sa.or_(
-                    in_window, providers.c.id.in_(_list_param('also_ids')))
+                also = providers.c.id.in_(candidates.list_param('also_ids'))
+                in_window = sa.or_(in_window, also)
             conditions.append(in_window)
         if self.by_roots:
-            conditions.append(root.in_(_list_param('roots')))
+            conditions.append(root.in_(candidates.list_param('roots')))
+        if self.of_classes:
+            conditions.append(providers.c.id.in_(
+                sa.select(inv.c.resource_provider_id).where(
+                    inv.c.resource_class_id.in_(
+                        candidates.list_param('rc_ids')))))
         return conditions
 
     def of_providers(self, query, provider_id):
@@ -244,42 +246,42 @@ class Snapshot:
         self._windows = []
         self._trees = set()
 
-    def capacities(self, rc_ids, root_id=None, window=None, also_ids=()):
+    def capacities(self, rc_ids, root_id=None, window=None, also_ids=(),
+                   sparse=False):
         """{rc id: {provider id: Capacity}} for every inventory of
         ``rc_ids``, reading the providers of the whole cloud, or with
         ``root_id`` those of that tree, or with ``window`` (an inclusive
         range of root ids) those of those trees and ``also_ids``: the cost
-        is then bounded by the window."""
+        is then bounded by the window.
+
+        ``sparse``: few of the trees read will be shown (earlier windows
+        did not give enough candidates), so only the providers with an
+        inventory of ``rc_ids`` are read, not whole trees."""
         found = {rc_id: {} for rc_id in rc_ids}
         if not rc_ids:
             return found
+        only_classes = sparse and root_id is None
         scope = _Scope(by_root=root_id is not None,
                        by_window=window is not None,
-                       with_also=window is not None and bool(also_ids))
-        params = {'root_id': root_id}
+                       with_also=window is not None and bool(also_ids),
+                       of_classes=only_classes)
+        params = {'root_id': root_id, 'rc_ids': sorted(rc_ids)}
         if window is not None:
             params.update(first=window[0], last=window[1])
         if scope.with_also:
             params['also_ids'] = sorted(also_ids)
         read = self._read(scope, params)
-        if window is None:
-            if root_id is None:
-                self._whole_cloud = True
-            else:
-                self._trees.add(root_id)
-        elif root_id is None:
-            self._windows.append(window)
-        elif window[0] <= root_id <= window[1]:
-            self._trees.add(root_id)
+        if not only_classes:
+            self._cover(root_id, window)
         used_of = self._used
-        for provider_id, (_parent, root_id, stock) in read.items():
+        for provider_id, (_parent, tree, stock) in read.items():
             for rc_id, capacity, min_unit, max_unit, step_size in stock[3]:
                 into = found.get(rc_id)
                 if into is not None:
                     used = used_of.get(provider_id)
                     # tuple.__new__: a third of the cost of Capacity(...).
                     into[provider_id] = _new_tuple(Capacity, (
-                        root_id, capacity, used.get(rc_id, 0) if used else 0,
+                        tree, capacity, used.get(rc_id, 0) if used else 0,
                         min_unit, max_unit, step_size))
         return found
 
@@ -319,6 +321,19 @@ class Snapshot:
             if stock.trait_names:
                 trait_names[provider_id] = stock.trait_names
         return TreeSummaries(identities, resources, trait_names)
+
+    def _cover(self, root_id, window):
+        """Note the trees just read whole: the whole cloud, the tree
+        ``root_id`` and/or the trees of ``window``."""
+        if window is None:
+            if root_id is None:
+                self._whole_cloud = True
+            else:
+                self._trees.add(root_id)
+        elif root_id is None:
+            self._windows.append(window)
+        elif window[0] <= root_id <= window[1]:
+            self._trees.add(root_id)
 
     def _covers(self, root_id):
         return (self._whole_cloud or root_id in self._trees

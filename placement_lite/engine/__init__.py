@@ -6,9 +6,12 @@
                 --find_candidates------> the first N, and the summaries of
                                          the trees they touch
 
-Only the providers that matter are loaded (a few set-based queries per
-group); provider summaries are loaded for the trees of the requests
-actually returned, so ``limit`` bounds the work, not only the output.
+Groups are filtered by a few set-based queries each (``db.candidates``);
+what the providers searched have and use is read once per request into a
+``db.snapshot.Snapshot``, which also gives the parents same_subtree needs
+and the summaries of the trees the returned requests touch. With
+``limit``, trees are searched in windows, so ``limit`` bounds the work,
+not only the output.
 """
 
 import dataclasses
@@ -132,13 +135,14 @@ def _bound(limit, max_candidates):
     return min(bounds) if bounds else None
 
 
-def _with_summaries(conn, found, roots, chosen, shown):
+def _with_summaries(conn, providers_read, roots, chosen, shown):
     """``chosen`` with the uuids of the providers they name and the
-    summaries of the trees they touch, from the snapshot ``found``
-    (``roots`` maps each provider to its root); ``shown`` limits the
-    summaries (None: every provider of those trees)."""
+    summaries of the trees they touch, from the Snapshot
+    ``providers_read`` (``roots`` maps each provider to its root);
+    ``shown`` limits the summaries (None: every provider of those
+    trees)."""
     tree_roots = {roots[p] for c in chosen for p in c.allocations}
-    summaries = found.summaries(tree_roots)
+    summaries = providers_read.summaries(tree_roots)
     identities = summaries.identities
     uuids = {p: identity[0] for p, identity in identities.items()}
     # Providers of resourceless groups may lie outside the trees shown.

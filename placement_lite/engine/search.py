@@ -2,9 +2,11 @@
 and under which anchor (the root of the tree an allocation request is built
 around).
 
-Each group is searched with a few set-based queries (``db.candidates``).
-The result is, per group, the providers that may serve it under each
-anchor; nothing here combines groups.
+Each group is filtered with a few set-based queries (``db.candidates``),
+over the capacities of a ``db.snapshot.Snapshot`` read once per window of
+trees (or once for the whole cloud). The result is, per group, the
+providers that may serve it under each anchor; nothing here combines
+groups.
 
 Rules, as the reference applies them:
 
@@ -111,6 +113,10 @@ class Searcher:
         self.anchors_of_sharing = {}
         #: How many groups (in order) have been searched at least once.
         self.groups_reached = 0
+        #: How many windows (or whole clouds) were searched: after the
+        #: first, candidates are sparse, and later windows read only the
+        #: providers with the classes asked for.
+        self.windows_searched = 0
 
     @property
     def all_groups_reached(self):
@@ -122,6 +128,7 @@ class Searcher:
         Raises NoCandidates when a group cannot be served anywhere; in a
         window, returns None when some group cannot be served there."""
         self.window = window
+        self.windows_searched += 1
         self._inventories = {}
         self.anchors_of_sharing = {}
         capacities = {}
@@ -155,7 +162,8 @@ class Searcher:
                       for name in searcher.group.resources
                       if name in self.class_ids}
             self._inventories[in_tree] = self.snapshot.capacities(
-                rc_ids, tree_root, self.window, also_ids=self.sharing)
+                rc_ids, tree_root, self.window, also_ids=self.sharing,
+                sparse=self.windows_searched > 1)
         return self._inventories[in_tree]
 
 
