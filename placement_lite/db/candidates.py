@@ -24,11 +24,6 @@ traits = tables.traits
 
 SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 
-# Aliases are built once: building one, and its columns, on every query
-# costs more than running the small queries that use it.
-mine_rpa = rpa.alias('mine')
-theirs_rpa = rpa.alias('theirs')
-
 
 @functools.cache
 def _nth_alias(table, n):
@@ -161,15 +156,14 @@ def sharing_provider_ids(conn):
     return set(conn.execute(_SHARING_PROVIDERS).scalars().all())
 
 
-_ANCHORS_OF_SHARING = (
-    sa.select(mine_rpa.c.resource_provider_id, rp.c.root_provider_id)
-    .distinct()
-    .select_from(
-        mine_rpa.join(theirs_rpa,
-                      theirs_rpa.c.aggregate_id == mine_rpa.c.aggregate_id)
-        .join(rp, rp.c.id == theirs_rpa.c.resource_provider_id))
-    .where(mine_rpa.c.resource_provider_id.in_(list_param('sharing_ids'))))
-_ANCHORS_OF_SHARING_IN_WINDOW = _ANCHORS_OF_SHARING.where(
+_AGGREGATES_OF = (
+    sa.select(rpa.c.resource_provider_id, rpa.c.aggregate_id)
+    .where(rpa.c.resource_provider_id.in_(list_param('provider_ids'))))
+_ROOTS_IN_AGGREGATES = (
+    sa.select(rpa.c.aggregate_id, rp.c.root_provider_id).distinct()
+    .select_from(rpa.join(rp, rp.c.id == rpa.c.resource_provider_id))
+    .where(rpa.c.aggregate_id.in_(list_param('aggregate_ids'))))
+_ROOTS_IN_AGGREGATES_IN_WINDOW = _ROOTS_IN_AGGREGATES.where(
     rp.c.root_provider_id.between(sa.bindparam('first'), sa.bindparam('last')))
 
 
@@ -177,18 +171,30 @@ def anchors_for_sharing(conn, sharing_ids, window=None):
     """{sharing provider id: root ids of the trees it serves}: the roots of
     every provider sharing an aggregate with it (its own root included when
     it is in any aggregate); only roots in ``window`` (an inclusive range
-    of root ids) when given."""
+    of root ids) when given.
+
+    Two queries (the sharing providers' aggregates, then the roots in
+    them): as one join, PostgreSQL scans every membership first."""
     anchors = collections.defaultdict(set)
     if not sharing_ids:
         return anchors
-    params = {'sharing_ids': sorted(sharing_ids)}
+    aggregates_of = collections.defaultdict(set)
+    for provider_id, aggregate_id in conn.execute(
+            _AGGREGATES_OF, {'provider_ids': sorted(sharing_ids)}):
+        aggregates_of[provider_id].add(aggregate_id)
+    if not aggregates_of:
+        return anchors
+    params = {'aggregate_ids': sorted(set().union(*aggregates_of.values()))}
     if window is None:
-        query = _ANCHORS_OF_SHARING
+        query = _ROOTS_IN_AGGREGATES
     else:
-        query = _ANCHORS_OF_SHARING_IN_WINDOW
+        query = _ROOTS_IN_AGGREGATES_IN_WINDOW
         params.update(first=window[0], last=window[1])
-    for sharing_id, root_id in conn.execute(query, params).all():
-        anchors[sharing_id].add(root_id)
+    roots_in = collections.defaultdict(set)
+    for aggregate_id, root_id in conn.execute(query, params):
+        roots_in[aggregate_id].add(root_id)
+    for provider_id, aggregate_ids in aggregates_of.items():
+        anchors[provider_id].update(*(roots_in[a] for a in aggregate_ids))
     return anchors
 
 
