@@ -361,10 +361,9 @@ class _GroupSearch:
                                     for _rc, pairs in per_class))
         by_anchor = {anchor: {} for anchor in sorted(common)}
         for rc_id, pairs in per_class:
-            for provider_id, anchor in sorted(pairs):
-                if anchor in common:
-                    by_anchor[anchor].setdefault(rc_id, []).append(
-                        provider_id)
+            for provider_id, anchor in sorted(
+                    pair for pair in pairs if pair[1] in common):
+                by_anchor[anchor].setdefault(rc_id, []).append(provider_id)
         # A tree where some class is left with only forbidden providers,
         # or whose chosen providers together could never have the
         # required traits, cannot serve the group.
@@ -399,8 +398,14 @@ class _GroupSearch:
                     sorted(shared - bad_traits)).items():
                 pairs.extend((provider_id, anchor) for anchor in anchors
                              if anchor != capable[provider_id].root_id)
-        if self.window is not None or self.allowed_anchors is not None:
-            pairs = [(p, a) for p, a in pairs if self._anchor_allowed(a)]
+        # Filtered here, not by _anchor_allowed: a call per pair costs more
+        # than the test.
+        if self.window is not None:
+            first, last = self.window
+            pairs = [(p, a) for p, a in pairs if first <= a <= last]
+        if self.allowed_anchors is not None:
+            allowed = self.allowed_anchors
+            pairs = [(p, a) for p, a in pairs if a in allowed]
         if in_aggregates is not None:
             pairs = [(p, a) for p, a in pairs
                      if p in in_aggregates or a in in_aggregates]
