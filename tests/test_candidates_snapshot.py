@@ -1,6 +1,7 @@
 """What one allocation-candidates request reads (db.snapshot): kept stocks
 are read once per process and again after a change; a provider deleted
-while a request reads it is left out."""
+while a request reads it is left out; windows after one with few holders
+of the classes asked for read only the holders."""
 
 import collections
 
@@ -104,24 +105,30 @@ def test_a_provider_deleted_while_read_is_left_out(environment,
                                                    U('stays'))}
 
 
-def test_windows_after_the_first_read_only_providers_with_the_classes(
-        environment, monkeypatch):
-    """limit=1 on 200 hosts and one late host with a rare class: the first
-    window (64 trees) is read whole; later windows read only providers
-    with the class (none, then the late host), and the summaries then
-    read the late host's tree."""
-    worlds.load_into_db(environment.db, [
-        {'name': 'h%d' % i, 'inventories': {'VCPU': 4}} for i in range(200)]
-        + [{'name': 'late', 'inventories': {'CUSTOM_RARE': 1}}])
+def _record_read_sizes(monkeypatch):
+    """The number of providers each Snapshot read returns, in order."""
     real_read = snapshot.Snapshot._read
-    read_sizes = []
+    sizes = []
 
     def recording(self, scope, params):
         read = real_read(self, scope, params)
-        read_sizes.append(len(read))
+        sizes.append(len(read))
         return read
 
     monkeypatch.setattr(snapshot.Snapshot, '_read', recording)
+    return sizes
+
+
+def test_windows_after_one_with_few_holders_read_only_holders(
+        environment, monkeypatch):
+    """limit=1 on 200 hosts and one late host with a rare class: the first
+    window (64 trees) is read whole and has no holder of the class; later
+    windows read only its holders (none, then the late host), and the
+    summaries then read the late host's tree."""
+    worlds.load_into_db(environment.db, [
+        {'name': 'h%d' % i, 'inventories': {'VCPU': 4}} for i in range(200)]
+        + [{'name': 'late', 'inventories': {'CUSTOM_RARE': 1}}])
+    sizes = _record_read_sizes(monkeypatch)
     status, _h, body = environment.request(
         'GET', '/allocation_candidates?resources=CUSTOM_RARE:1&limit=1',
         version='1.39')
@@ -130,4 +137,25 @@ def test_windows_after_the_first_read_only_providers_with_the_classes(
         {'allocations': {U('late'): {'resources': {'CUSTOM_RARE': 1}}},
          'mappings': {'': [U('late')]}}]
     assert list(body['provider_summaries']) == [U('late')]
-    assert read_sizes == [64, 0, 1, 1]
+    assert sizes == [64, 0, 1, 1]
+
+
+def test_windows_after_one_with_many_holders_are_read_whole(
+        environment, monkeypatch):
+    """limit=1 on 200 hosts of which the first 150 are full: the first
+    window (64 trees) gives nothing, but every provider in it has VCPU, so
+    the next window (128 trees) is read whole and its trees are not read
+    again for the summaries."""
+    worlds.load_into_db(environment.db, [
+        {'name': 'h%d' % i, 'inventories': {'VCPU': 4},
+         'used': {'VCPU': 4} if i < 150 else {}} for i in range(200)])
+    sizes = _record_read_sizes(monkeypatch)
+    status, _h, body = environment.request(
+        'GET', '/allocation_candidates?resources=VCPU:1&limit=1',
+        version='1.39')
+    assert status == 200, body
+    assert body['allocation_requests'] == [
+        {'allocations': {U('h150'): {'resources': {'VCPU': 1}}},
+         'mappings': {'': [U('h150')]}}]
+    assert list(body['provider_summaries']) == [U('h150')]
+    assert sizes == [64, 128]

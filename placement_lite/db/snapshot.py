@@ -245,22 +245,27 @@ class Snapshot:
         self._whole_cloud = False
         self._windows = []
         self._trees = set()
+        #: {frozenset of rc ids: whether few providers of a window read
+        #: whole had an inventory of them}.
+        self._rare_classes = {}
 
-    def capacities(self, rc_ids, root_id=None, window=None, also_ids=(),
-                   sparse=False):
+    def capacities(self, rc_ids, root_id=None, window=None, also_ids=()):
         """{rc id: {provider id: Capacity}} for every inventory of
         ``rc_ids``, reading the providers of the whole cloud, or with
         ``root_id`` those of that tree, or with ``window`` (an inclusive
         range of root ids) those of those trees and ``also_ids``: the cost
         is then bounded by the window.
 
-        ``sparse``: few of the trees read will be shown (earlier windows
-        did not give enough candidates), so only the providers with an
-        inventory of ``rc_ids`` are read, not whole trees."""
+        Once a window read whole has shown that fewer than a quarter of
+        its providers have an inventory of ``rc_ids``, later windows read
+        only those that have one: few of their trees can be shown, and
+        those are read again when they are."""
         found = {rc_id: {} for rc_id in rc_ids}
         if not rc_ids:
             return found
-        only_classes = sparse and root_id is None
+        classes = frozenset(rc_ids)
+        windowed = window is not None and root_id is None
+        only_classes = windowed and self._rare_classes.get(classes, False)
         scope = _Scope(by_root=root_id is not None,
                        by_window=window is not None,
                        with_also=window is not None and bool(also_ids),
@@ -283,6 +288,9 @@ class Snapshot:
                     into[provider_id] = _new_tuple(Capacity, (
                         tree, capacity, used.get(rc_id, 0) if used else 0,
                         min_unit, max_unit, step_size))
+        if windowed and not only_classes:
+            holders = set().union(*found.values())
+            self._rare_classes[classes] = 4 * len(holders) < len(read)
         return found
 
     def parents(self, root_ids):

@@ -113,10 +113,6 @@ class Searcher:
         self.anchors_of_sharing = {}
         #: How many groups (in order) have been searched at least once.
         self.groups_reached = 0
-        #: How many windows (or whole clouds) were searched: after the
-        #: first, candidates are sparse, and later windows read only the
-        #: providers with the classes asked for.
-        self.windows_searched = 0
 
     @property
     def all_groups_reached(self):
@@ -128,7 +124,6 @@ class Searcher:
         Raises NoCandidates when a group cannot be served anywhere; in a
         window, returns None when some group cannot be served there."""
         self.window = window
-        self.windows_searched += 1
         self._inventories = {}
         self.anchors_of_sharing = {}
         capacities = {}
@@ -162,8 +157,7 @@ class Searcher:
                       for name in searcher.group.resources
                       if name in self.class_ids}
             self._inventories[in_tree] = self.snapshot.capacities(
-                rc_ids, tree_root, self.window, also_ids=self.sharing,
-                sparse=self.windows_searched > 1)
+                rc_ids, tree_root, self.window, also_ids=self.sharing)
         return self._inventories[in_tree]
 
 
