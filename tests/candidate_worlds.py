@@ -30,6 +30,15 @@ def uuid_of(name):
     return str(uuid.uuid5(NAMESPACE, name))
 
 
+def candidates(env, query, version='1.39'):
+    """The body of a successful GET /allocation_candidates?``query`` on a
+    tests.harness.Environment."""
+    status, _headers, body = env.request(
+        'GET', '/allocation_candidates?' + query, version=version)
+    assert status == 200, body
+    return body
+
+
 def _inventory(value):
     record = dict(INVENTORY_DEFAULTS)
     record.update({'total': value} if isinstance(value, int) else value)

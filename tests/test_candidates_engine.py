@@ -13,13 +13,6 @@ from tests import harness
 U = worlds.uuid_of
 
 
-def _candidates(env, query, version='1.39'):
-    status, _headers, body = env.request(
-        'GET', '/allocation_candidates?' + query, version=version)
-    assert status == 200, body
-    return body
-
-
 def _allocation_sets(body):
     """Each request as {provider name-uuid: resources}, order-free."""
     return sorted(
@@ -43,20 +36,20 @@ FLAT = [
 def test_flat_capacity_and_unit_rules(environment):
     worlds.load_into_db(environment.db, FLAT)
     # big has 32 VCPU of capacity with 30 used: 2 left.
-    body = _candidates(environment, 'resources=VCPU:2')
+    body = worlds.candidates(environment, 'resources=VCPU:2')
     assert _allocation_sets(body) == sorted([
         [(U('small'), [('VCPU', 2)])], [(U('big'), [('VCPU', 2)])]])
-    body = _candidates(environment, 'resources=VCPU:3')
+    body = worlds.candidates(environment, 'resources=VCPU:3')
     assert _allocation_sets(body) == [[(U('small'), [('VCPU', 3)])]]
     # step_size 256 on small's memory.
-    body = _candidates(environment, 'resources=MEMORY_MB:300')
+    body = worlds.candidates(environment, 'resources=MEMORY_MB:300')
     assert _allocation_sets(body) == [[(U('big'), [('MEMORY_MB', 300)])]]
     # min_unit 10 and max_unit 50 on small's disk.
-    body = _candidates(environment, 'resources=DISK_GB:5')
+    body = worlds.candidates(environment, 'resources=DISK_GB:5')
     assert _allocation_sets(body) == [[(U('big'), [('DISK_GB', 5)])]]
-    body = _candidates(environment, 'resources=DISK_GB:60')
+    body = worlds.candidates(environment, 'resources=DISK_GB:60')
     assert _allocation_sets(body) == [[(U('big'), [('DISK_GB', 60)])]]
-    body = _candidates(environment, 'resources=VCPU:1,DISK_GB:20')
+    body = worlds.candidates(environment, 'resources=VCPU:1,DISK_GB:20')
     assert len(body['allocation_requests']) == 2
     assert body['provider_summaries'][U('big')]['resources']['VCPU'] == {
         'capacity': 32, 'used': 30}
@@ -66,7 +59,7 @@ def test_flat_capacity_and_unit_rules(environment):
 
 def test_limit_returns_first_in_documented_order(environment):
     worlds.load_into_db(environment.db, FLAT)
-    body = _candidates(environment, 'resources=VCPU:1&limit=1')
+    body = worlds.candidates(environment, 'resources=VCPU:1&limit=1')
     # Anchors in creation order: small first.
     assert _allocation_sets(body) == [[(U('small'), [('VCPU', 1)])]]
     assert list(body['provider_summaries']) == [U('small')]
@@ -99,7 +92,7 @@ def test_wide_tree_counts_every_mapping(sqlite_env):
     """8 one-unit children, 3 one-unit groups: 8*7*6 distinct requests
     (they differ in mappings)."""
     worlds.load_into_db(sqlite_env.db, _wide_world(8))
-    body = _candidates(sqlite_env, _granular(3))
+    body = worlds.candidates(sqlite_env, _granular(3))
     assert len(body['allocation_requests']) == 8 * 7 * 6
     mappings = {tuple(sorted((k, tuple(v)) for k, v in r['mappings'].items()))
                 for r in body['allocation_requests']}
@@ -152,7 +145,7 @@ def test_depth_first_exhausts_each_tree():
     env = _env_with()
     try:
         worlds.load_into_db(env.db, THREE_HOSTS)
-        body = _candidates(
+        body = worlds.candidates(
             env, 'resources_A=VCPU:1&resources_B=VCPU:1&group_policy=none')
         order = [(r['mappings']['_A'][0], r['mappings']['_B'][0])
                  for r in body['allocation_requests']]
@@ -167,11 +160,11 @@ def test_breadth_first_and_max_candidates():
                     max_allocation_candidates=2)
     try:
         worlds.load_into_db(env.db, THREE_HOSTS)
-        body = _candidates(env, 'resources=VCPU:1')
+        body = worlds.candidates(env, 'resources=VCPU:1')
         assert _first_providers(body) == [[U('host0')], [U('host1')]]
         assert sorted(body['provider_summaries']) == sorted(
             [U('host0'), U('host1')])
-        body = _candidates(env, 'resources=VCPU:1&limit=1')
+        body = worlds.candidates(env, 'resources=VCPU:1&limit=1')
         assert _first_providers(body) == [[U('host0')]]
     finally:
         env.close()
@@ -183,11 +176,11 @@ def test_randomized_candidates_are_a_sample():
         worlds.load_into_db(env.db, THREE_HOSTS)
         seen = set()
         for _ in range(30):
-            body = _candidates(env, 'resources=VCPU:1&limit=1')
+            body = worlds.candidates(env, 'resources=VCPU:1&limit=1')
             (providers,) = _first_providers(body)
             seen.add(providers[0])
         assert seen == {U('host0'), U('host1'), U('host2')}
-        body = _candidates(env, 'resources=VCPU:1')
+        body = worlds.candidates(env, 'resources=VCPU:1')
         assert len(body['allocation_requests']) == 3
     finally:
         env.close()
@@ -200,7 +193,7 @@ def test_shared_amounts_are_summed_once(environment):
         {'name': 'cn', 'inventories': {'VCPU': 8, 'DISK_GB': 100}},
         {'name': 'cn2', 'inventories': {'VCPU': 8, 'DISK_GB': 100}}])
     for _ in range(3):
-        body = _candidates(
+        body = worlds.candidates(
             environment, 'resources=VCPU:1,DISK_GB:20&resources_NIC=VCPU:1'
             '&group_policy=isolate')
         assert _allocation_sets(body) == sorted(
@@ -226,14 +219,15 @@ def test_limit_searches_a_window_not_the_cloud(sqlite_env, monkeypatch):
         return rows
 
     monkeypatch.setattr(snapshot.Snapshot, 'capacities', counting)
-    body = _candidates(sqlite_env, 'resources=VCPU:1,MEMORY_MB:64&limit=5')
+    body = worlds.candidates(sqlite_env,
+                             'resources=VCPU:1,MEMORY_MB:64&limit=5')
     assert _first_providers(body) == [[U('h%d' % i)] for i in range(5)]
     assert sorted(body['provider_summaries']) == sorted(
         U('h%d' % i) for i in range(5))
     assert [sorted(rows.values()) for rows in fetched] == [
         [engine.WINDOW_MIN, engine.WINDOW_MIN]]
     fetched.clear()
-    body = _candidates(sqlite_env, 'resources=VCPU:1,MEMORY_MB:64')
+    body = worlds.candidates(sqlite_env, 'resources=VCPU:1,MEMORY_MB:64')
     assert len(body['allocation_requests']) == 200
     assert [sorted(rows.values()) for rows in fetched] == [[200, 200]]
 
@@ -261,12 +255,12 @@ def test_windows_give_the_unlimited_prefix(monkeypatch, query):
     env = _env_with()
     try:
         worlds.load_into_db(env.db, SHARED_WORLD)
-        whole = _candidates(env, query)
+        whole = worlds.candidates(env, query)
         monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
         total = len(whole['allocation_requests'])
         assert total > 1
         for limit in range(1, total + 2):
-            body = _candidates(env, query + '&limit=%d' % limit)
+            body = worlds.candidates(env, query + '&limit=%d' % limit)
             expected = whole['allocation_requests'][:limit]
             assert body['allocation_requests'] == expected
             touched = {u for r in expected for u in r['allocations']}
@@ -299,8 +293,9 @@ def test_windows_report_unknown_names_like_the_whole_cloud(monkeypatch):
             assert status == 400
             assert 'No such resource class CUSTOM_NOPE' in (
                 body['errors'][0]['detail'])
-        body = _candidates(env, 'resources_A=VCPU:1&resources_B=MEMORY_MB:64'
-                                '&group_policy=none&limit=1')
+        body = worlds.candidates(
+            env, 'resources_A=VCPU:1&resources_B=MEMORY_MB:64'
+            '&group_policy=none&limit=1')
         assert body['allocation_requests'] == []
     finally:
         env.close()
@@ -333,7 +328,7 @@ def test_lone_unsuffixed_group_shortcut_equals_the_walk(monkeypatch, query):
     env = _env_with()
     try:
         worlds.load_into_db(env.db, TRAITED_WORLD)
-        shortcut = _candidates(env, query)
+        shortcut = worlds.candidates(env, query)
         real_init = combine.Combiner.__init__
 
         def always_walk(self, *args, **kwargs):
@@ -341,7 +336,7 @@ def test_lone_unsuffixed_group_shortcut_equals_the_walk(monkeypatch, query):
             self._lone_spread_group = False
 
         monkeypatch.setattr(combine.Combiner, '__init__', always_walk)
-        walked = _candidates(env, query)
+        walked = worlds.candidates(env, query)
         assert len(shortcut['allocation_requests']) > 1
         assert shortcut == walked
     finally:

@@ -14,7 +14,6 @@ from placement_lite.db import tables
 from tests import candidate_worlds as worlds
 
 U = worlds.uuid_of
-QUERY = '/allocation_candidates?resources=VCPU:1,DISK_GB:10'
 
 
 @pytest.fixture
@@ -48,8 +47,7 @@ def _put_inventories(env, name, vcpus, generation):
 
 
 def _vcpu_capacities(env):
-    status, _h, body = env.request('GET', QUERY, version='1.39')
-    assert status == 200, body
+    body = worlds.candidates(env, 'resources=VCPU:1,DISK_GB:10')
     return {uuid: summary['resources']['VCPU']['capacity']
             for uuid, summary in body['provider_summaries'].items()}
 
@@ -119,43 +117,33 @@ def _record_read_sizes(monkeypatch):
     return sizes
 
 
-def test_windows_after_one_with_few_holders_read_only_holders(
-        environment, monkeypatch):
-    """limit=1 on 200 hosts and one late host with a rare class: the first
-    window (64 trees) is read whole and has no holder of the class; later
-    windows read only its holders (none, then the late host), and the
-    summaries then read the late host's tree."""
-    worlds.load_into_db(environment.db, [
-        {'name': 'h%d' % i, 'inventories': {'VCPU': 4}} for i in range(200)]
-        + [{'name': 'late', 'inventories': {'CUSTOM_RARE': 1}}])
-    sizes = _record_read_sizes(monkeypatch)
-    status, _h, body = environment.request(
-        'GET', '/allocation_candidates?resources=CUSTOM_RARE:1&limit=1',
-        version='1.39')
-    assert status == 200, body
-    assert body['allocation_requests'] == [
-        {'allocations': {U('late'): {'resources': {'CUSTOM_RARE': 1}}},
-         'mappings': {'': [U('late')]}}]
-    assert list(body['provider_summaries']) == [U('late')]
-    assert sizes == [64, 0, 1, 1]
+RARE_LATE = (
+    [{'name': 'h%d' % i, 'inventories': {'VCPU': 4}} for i in range(200)]
+    + [{'name': 'late', 'inventories': {'CUSTOM_RARE': 1}}])
+FIRST_FULL = [{'name': 'h%d' % i, 'inventories': {'VCPU': 4},
+               'used': {'VCPU': 4} if i < 150 else {}} for i in range(200)]
 
 
-def test_windows_after_one_with_many_holders_are_read_whole(
-        environment, monkeypatch):
-    """limit=1 on 200 hosts of which the first 150 are full: the first
-    window (64 trees) gives nothing, but every provider in it has VCPU, so
-    the next window (128 trees) is read whole and its trees are not read
-    again for the summaries."""
-    worlds.load_into_db(environment.db, [
-        {'name': 'h%d' % i, 'inventories': {'VCPU': 4},
-         'used': {'VCPU': 4} if i < 150 else {}} for i in range(200)])
-    sizes = _record_read_sizes(monkeypatch)
-    status, _h, body = environment.request(
-        'GET', '/allocation_candidates?resources=VCPU:1&limit=1',
-        version='1.39')
-    assert status == 200, body
+@pytest.mark.parametrize('world, resources, chosen, sizes', [
+    # The first window (64 trees) is read whole and has no holder of the
+    # class: later windows read only its holders (none, then 'late'), and
+    # the summaries then read the tree of 'late'.
+    (RARE_LATE, 'CUSTOM_RARE:1', 'late', [64, 0, 1, 1]),
+    # The first window gives nothing (its hosts are full), but every
+    # provider in it has VCPU: the next window (128 trees) is read whole,
+    # and its trees are not read again for the summaries.
+    (FIRST_FULL, 'VCPU:1', 'h150', [64, 128]),
+], ids=['few-holders', 'many-holders'])
+def test_windows_after_the_first_read_whole_unless_holders_are_few(
+        environment, monkeypatch, world, resources, chosen, sizes):
+    """limit=1 on 200 trees: the providers each Snapshot read returns."""
+    worlds.load_into_db(environment.db, world)
+    read_sizes = _record_read_sizes(monkeypatch)
+    body = worlds.candidates(environment,
+                             'resources=%s&limit=1' % resources)
+    name, amount = resources.split(':')
     assert body['allocation_requests'] == [
-        {'allocations': {U('h150'): {'resources': {'VCPU': 1}}},
-         'mappings': {'': [U('h150')]}}]
-    assert list(body['provider_summaries']) == [U('h150')]
-    assert sizes == [64, 128]
+        {'allocations': {U(chosen): {'resources': {name: int(amount)}}},
+         'mappings': {'': [U(chosen)]}}]
+    assert list(body['provider_summaries']) == [U(chosen)]
+    assert read_sizes == sizes

@@ -296,25 +296,21 @@ class Snapshot:
     def parents(self, root_ids):
         """{provider id: parent id} for every provider of the given
         trees."""
-        self._read_trees(root_ids)
         return {provider_id: parent_id
-                for provider_id, (parent_id, root_id, _stock)
-                in self._providers.items() if root_id in root_ids}
+                for provider_id, (parent_id, _root, _stock)
+                in self._of_trees(root_ids)}
 
     def summaries(self, root_ids):
         """The TreeSummaries of every provider of the trees rooted at
         ``root_ids``."""
-        self._read_trees(root_ids)
         providers = self._providers
         class_names = self.class_names
         used_of = self._used
         identities = {}
         resources = {}
         trait_names = {}
-        for provider_id in sorted(
-                provider_id for provider_id, (_parent, root_id, _stock)
-                in providers.items() if root_id in root_ids):
-            parent_id, root_id, stock = providers[provider_id]
+        for provider_id, (parent_id, root_id, stock) in sorted(
+                self._of_trees(root_ids)):
             identities[provider_id] = (
                 stock.uuid,
                 None if parent_id is None else providers[parent_id][2].uuid,
@@ -329,6 +325,14 @@ class Snapshot:
             if stock.trait_names:
                 trait_names[provider_id] = stock.trait_names
         return TreeSummaries(identities, resources, trait_names)
+
+    def _of_trees(self, root_ids):
+        """(provider id, (parent id, root id, _Stock)) for every provider
+        of the trees ``root_ids``, read first where not read yet."""
+        self._read_trees(root_ids)
+        return [(provider_id, place)
+                for provider_id, place in self._providers.items()
+                if place[1] in root_ids]
 
     def _cover(self, root_id, window):
         """Note the trees just read whole: the whole cloud, the tree
