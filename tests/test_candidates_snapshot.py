@@ -1,7 +1,8 @@
 """What one allocation-candidates request reads (db.snapshot): kept stocks
-are read once per process and again after a change; a provider deleted
-while a request reads it is left out; windows after one with few holders
-of the classes asked for read only the holders."""
+are read once per process and again after a change or a replacement; the
+resources summaries show follow usage; a provider deleted while a request
+reads it is left out; windows after one with few holders of the classes
+asked for read only the holders."""
 
 import collections
 
@@ -72,6 +73,64 @@ def test_kept_stocks_are_read_once_and_again_after_a_change(
     assert len(_inventory_reads(statements)) == 1
 
 
+def test_an_unchanged_cloud_is_placed_once(environment, monkeypatch):
+    """A whole-cloud read that finds every provider as the last one did
+    takes the last one's places (and the holders indexed with them)."""
+    _create_host(environment, 'cn1', 4)
+    placed = []
+    real_places = snapshot.Snapshot._places
+
+    def recording(self, rows):
+        placed.append(rows)
+        return real_places(self, rows)
+
+    monkeypatch.setattr(snapshot.Snapshot, '_places', recording)
+    assert _vcpu_capacities(environment) == {U('cn1'): 4}
+    assert _vcpu_capacities(environment) == {U('cn1'): 4}
+    assert [len(rows) for rows in placed] == [1]
+    _create_host(environment, 'cn2', 8)
+    assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
+    assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
+    assert [len(rows) for rows in placed] == [1, 2]
+
+
+def test_summaries_show_usage_changed_since_the_last_request(environment):
+    """The resources a summary shows are kept between requests, but only
+    while the provider's stock and usage are unchanged."""
+    _create_host(environment, 'cn1', 4)
+
+    def vcpu_shown():
+        body = worlds.candidates(environment, 'resources=VCPU:1')
+        return body['provider_summaries'][U('cn1')]['resources']['VCPU']
+
+    assert vcpu_shown() == {'capacity': 4, 'used': 0}
+    status, _h, body = environment.request(
+        'PUT', '/allocations/%s' % U('consumer'),
+        {'allocations': {U('cn1'): {'resources': {'VCPU': 3}}},
+         'project_id': U('project'), 'user_id': U('user'),
+         'consumer_generation': None}, version='1.28')
+    assert status == 204, body
+    assert vcpu_shown() == {'capacity': 4, 'used': 3}
+    # Deleting allocations leaves the provider's generation as it is.
+    status, _h, body = environment.request(
+        'DELETE', '/allocations/%s' % U('consumer'))
+    assert status == 204, body
+    assert vcpu_shown() == {'capacity': 4, 'used': 0}
+
+
+def test_a_provider_replaced_under_the_same_id_is_read_again(environment):
+    """SQLite gives a deleted provider's id to the next one created, at the
+    same generation: the kept stock of the first must not serve the second.
+    (PostgreSQL gives a new id; the answer must be the same.)"""
+    _create_host(environment, 'cn1', 4)
+    assert _vcpu_capacities(environment) == {U('cn1'): 4}
+    status, _h, _body = environment.request(
+        'DELETE', '/resource_providers/%s' % U('cn1'))
+    assert status == 204
+    _create_host(environment, 'cn2', 8)
+    assert _vcpu_capacities(environment) == {U('cn2'): 8}
+
+
 def test_a_provider_deleted_while_read_is_left_out(environment,
                                                    monkeypatch):
     ids = worlds.load_into_db(environment.db, [
@@ -110,7 +169,7 @@ def _record_read_sizes(monkeypatch):
 
     def recording(self, scope, params):
         read = real_read(self, scope, params)
-        sizes.append(len(read))
+        sizes.append(len(read.providers))
         return read
 
     monkeypatch.setattr(snapshot.Snapshot, '_read', recording)

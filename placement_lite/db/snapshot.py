@@ -13,13 +13,18 @@ What a provider *has* (its uuid, its inventories and its trait names: its
 stock) is kept per process between requests, for each provider as of its
 generation. Every change to inventories or traits bumps the generation in
 the same transaction (here and in the reference), so a kept stock is good
-while the generation just read is unchanged. The creation time tells a
-provider from a later one given the same id (SQLite reuses ids); a provider
-without one is read every time.
+while the generation just read is unchanged. On SQLite, which gives the id
+of a deleted provider to the next one created, the creation time tells the
+two apart (a provider without one is read every time); PostgreSQL takes ids
+from a sequence and never gives one out twice, so there it is not read.
 
 Usage is never kept, because deleting a consumer's allocations does not
 bump the generation; nor are parent and root, because re-parenting does
-not bump it either.
+not bump it either. But when a read of the whole cloud finds every
+provider's place and version as the last one did, the last one's providers
+(and its index of who holds each class) serve again: only usage is new.
+The resources a summary shows are kept too, while stock and usage are
+unchanged.
 """
 
 import collections
@@ -92,7 +97,8 @@ class _Stock(typing.NamedTuple):
     named tuple costs more than the comparison."""
 
     generation: int
-    created_at: object
+    #: The creation time as text (SQLite), or _ONE_IDENTITY.
+    identity: object
     uuid: str
     #: ((rc id, capacity, min_unit, max_unit, step_size), ...) in class id
     #: order.
@@ -103,6 +109,16 @@ class _Stock(typing.NamedTuple):
 
 #: {engine: {provider id: _Stock}}, per process.
 _STOCK = weakref.WeakKeyDictionary()
+#: {engine: {provider id: (_Stock, {rc id: used}, resources as summaries
+#: show them)}}, per process: most providers shown by one request show the
+#: same again in the next. The summaries of several requests share these
+#: dicts, so nothing may change them.
+_SHOWN = weakref.WeakKeyDictionary()
+#: {engine: (state rows, _Read)}: the last read of the whole cloud, per
+#: process. When the next one reads the same rows, every provider is where
+#: it was with the same stock, so the same _Read (and the holders it has
+#: indexed) serves again.
+_LAST_CLOUD = weakref.WeakKeyDictionary()
 #: A process forgets every stock it keeps beyond this many providers
 #: (deleted providers are never looked up again).
 _STOCK_LIMIT = 200_000
@@ -121,6 +137,36 @@ def _rows(conn, query, params):
         return result.cursor.fetchall()
     finally:
         result.close()
+
+
+class _Read:
+    """The providers of one read, and who among them has an inventory of
+    each resource class (indexed when first asked for). Never changed
+    once indexed: a later request may share it (see _LAST_CLOUD)."""
+
+    __slots__ = ('providers', '_holders')
+
+    def __init__(self, providers):
+        #: {provider id: (parent id, root id, _Stock)}
+        self.providers = providers
+        self._holders = {}
+
+    def holders(self, rc_ids):
+        """{rc id: [(provider id, root id, capacity, min_unit, max_unit,
+        step_size)]} for at least ``rc_ids``."""
+        holders = self._holders
+        missing = {rc_id: [] for rc_id in rc_ids if rc_id not in holders}
+        if missing:
+            for provider_id, (_parent, root_id, stock) in (
+                    self.providers.items()):
+                for rc_id, capacity, min_unit, max_unit, step_size in (
+                        stock[3]):
+                    into = missing.get(rc_id)
+                    if into is not None:
+                        into.append((provider_id, root_id, capacity,
+                                     min_unit, max_unit, step_size))
+            holders.update(missing)
+        return holders
 
 
 class _Scope(typing.NamedTuple):
@@ -183,13 +229,21 @@ class _ScopeQueries(typing.NamedTuple):
     traits: object
 
 
+#: What tells a provider from an earlier one with the same id, where ids
+#: are never reused: every provider has the same.
+_ONE_IDENTITY = ''
+
+
 @functools.cache
-def _scope_queries(scope):
+def _scope_queries(scope, ids_reused):
+    if ids_reused:
+        # Text: cheaper to read than a datetime, as good to compare.
+        identity = sa.cast(rp.c.created_at, sa.Text)
+    else:
+        # Reading the creation time costs a third of the whole read.
+        identity = sa.literal(_ONE_IDENTITY, sa.Text)
     state = sa.select(rp.c.id, rp.c.parent_provider_id,
-                      rp.c.root_provider_id, rp.c.generation,
-                      # Text: cheaper to read than a datetime, as good to
-                      # compare.
-                      sa.cast(rp.c.created_at, sa.Text))
+                      rp.c.root_provider_id, rp.c.generation, identity)
     usage = (sa.select(alloc.c.resource_provider_id,
                        alloc.c.resource_class_id, sa.func.sum(alloc.c.used))
              .group_by(alloc.c.resource_provider_id,
@@ -235,6 +289,8 @@ class Snapshot:
         self.conn = conn
         self.class_names = class_names
         self._kept = _STOCK.setdefault(conn.engine, {})
+        self._shown = _SHOWN.setdefault(conn.engine, {})
+        self._ids_reused = conn.dialect.name != 'postgresql'
         #: {provider id: (parent id, root id, _Stock)} of every provider
         #: read.
         self._providers = {}
@@ -279,18 +335,19 @@ class Snapshot:
         if not only_classes:
             self._cover(root_id, window)
         used_of = self._used
-        for provider_id, (_parent, tree, stock) in read.items():
-            for rc_id, capacity, min_unit, max_unit, step_size in stock[3]:
-                into = found.get(rc_id)
-                if into is not None:
-                    used = used_of.get(provider_id)
-                    # tuple.__new__: a third of the cost of Capacity(...).
-                    into[provider_id] = _new_tuple(Capacity, (
-                        tree, capacity, used.get(rc_id, 0) if used else 0,
-                        min_unit, max_unit, step_size))
+        holders = read.holders(rc_ids)
+        for rc_id, into in found.items():
+            for provider_id, tree, capacity, min_unit, max_unit, step_size \
+                    in holders[rc_id]:
+                used = used_of.get(provider_id)
+                # tuple.__new__: a third of the cost of Capacity(...).
+                into[provider_id] = _new_tuple(Capacity, (
+                    tree, capacity, used.get(rc_id, 0) if used else 0,
+                    min_unit, max_unit, step_size))
         if windowed and not only_classes:
-            holders = set().union(*found.values())
-            self._rare_classes[classes] = 4 * len(holders) < len(read)
+            holding = set().union(*found.values())
+            self._rare_classes[classes] = (
+                4 * len(holding) < len(read.providers))
         return found
 
     def parents(self, root_ids):
@@ -304,8 +361,8 @@ class Snapshot:
         """The TreeSummaries of every provider of the trees rooted at
         ``root_ids``."""
         providers = self._providers
-        class_names = self.class_names
         used_of = self._used
+        shown = self._shown
         identities = {}
         resources = {}
         trait_names = {}
@@ -317,14 +374,29 @@ class Snapshot:
                 providers[root_id][2].uuid)
             if stock.inventories:
                 used = used_of.get(provider_id, _NO_USAGE)
-                resources[provider_id] = {
-                    class_names[rc_id]: {'capacity': capacity,
-                                         'used': used.get(rc_id, 0)}
-                    for rc_id, capacity, _min, _max, _step
-                    in stock.inventories}
+                last = shown.get(provider_id)
+                if last is not None and last[0] is stock and last[1] == used:
+                    resources[provider_id] = last[2]
+                else:
+                    resources[provider_id] = self._resources(
+                        provider_id, stock, used)
             if stock.trait_names:
                 trait_names[provider_id] = stock.trait_names
         return TreeSummaries(identities, resources, trait_names)
+
+    def _resources(self, provider_id, stock, used):
+        """The resources of a provider's summary, kept for the next
+        request."""
+        class_names = self.class_names
+        resources = {class_names[rc_id]: {'capacity': capacity,
+                                          'used': used.get(rc_id, 0)}
+                     for rc_id, capacity, _min, _max, _step
+                     in stock.inventories}
+        shown = self._shown
+        if len(shown) >= _STOCK_LIMIT:
+            shown.clear()
+        shown[provider_id] = (stock, used, resources)
+        return resources
 
     def _of_trees(self, root_ids):
         """(provider id, (parent id, root id, _Stock)) for every provider
@@ -367,32 +439,20 @@ class Snapshot:
 
     def _read(self, scope, params):
         """Read the place, stock and usage of the providers in ``scope``;
-        returns {provider id: (parent id, root id, _Stock)} for them."""
-        queries = _scope_queries(scope)
-        kept = self._kept
-        read = {}
-        # {provider id: (parent id, root id, generation, created_at)} of
-        # those whose stock must be read.
-        stale = {}
-        for id_, parent_id, root_id, generation, created_at in _rows(
-                self.conn, queries.state, params):
-            stock = kept.get(id_)
-            if (stock is not None and stock[0] == generation
-                    and stock[1] == created_at):
-                read[id_] = (parent_id, root_id, stock)
-            else:
-                stale[id_] = (parent_id, root_id, generation, created_at)
-        if stale:
-            fresh = self._read_stocks(stale)
-            read.update((id_, stale[id_][:2] + (stock,))
-                        for id_, stock in fresh.items())
-            # A provider deleted since its place was read is gone.
-            for id_ in stale.keys() - fresh.keys():
-                self._providers.pop(id_, None)
-        self._providers.update(read)
+        returns their _Read."""
+        queries = _scope_queries(scope, self._ids_reused)
+        rows = _rows(self.conn, queries.state, params)
+        last = _LAST_CLOUD.get(self.conn.engine)
+        if scope == _WHOLE_CLOUD and last is not None and last[0] == rows:
+            read = last[1]
+        else:
+            read = _Read(self._places(rows))
+            if scope == _WHOLE_CLOUD:
+                _LAST_CLOUD[self.conn.engine] = (rows, read)
+        self._providers.update(read.providers)
         used = self._used
         if used:
-            for id_ in read:
+            for id_ in read.providers:
                 used.pop(id_, None)
         for provider_id, rc_id, amount in _rows(self.conn, queries.usage,
                                                 params):
@@ -402,14 +462,38 @@ class Snapshot:
                 used[provider_id] = {rc_id: amount}
         return read
 
+    def _places(self, rows):
+        """{provider id: (parent id, root id, _Stock)} for the state
+        ``rows`` just read, reading the stocks not kept."""
+        kept = self._kept
+        places = {}
+        # {provider id: (parent id, root id, generation, identity)} of
+        # those whose stock must be read.
+        stale = {}
+        for id_, parent_id, root_id, generation, identity in rows:
+            stock = kept.get(id_)
+            if (stock is not None and stock[0] == generation
+                    and stock[1] == identity):
+                places[id_] = (parent_id, root_id, stock)
+            else:
+                stale[id_] = (parent_id, root_id, generation, identity)
+        if stale:
+            fresh = self._read_stocks(stale)
+            places.update((id_, stale[id_][:2] + (stock,))
+                          for id_, stock in fresh.items())
+            # A provider deleted since its place was read is gone.
+            for id_ in stale.keys() - fresh.keys():
+                self._providers.pop(id_, None)
+        return places
+
     def _read_stocks(self, stale):
         """Fresh _Stock for ``stale`` ({provider id: (parent id, root id,
-        generation, created_at)} as just read), read with the trees they
+        generation, identity)} as just read), read with the trees they
         are in, and kept; none for a provider deleted since."""
         conn = self.conn
         scope, params = _trees_scope(
             conn, {root_id for _parent, root_id, _g, _c in stale.values()})
-        queries = _scope_queries(scope)
+        queries = _scope_queries(scope, self._ids_reused)
         uuids = {id_: uuid for id_, uuid in _rows(conn, queries.uuids, params)
                  if id_ in stale}
         inventories = collections.defaultdict(list)
@@ -423,13 +507,13 @@ class Snapshot:
         for provider_id, name in _rows(conn, queries.traits, params):
             if provider_id in stale:
                 names[provider_id].append(name)
-        fresh = {id_: _Stock(generation, created_at, uuids[id_],
+        fresh = {id_: _Stock(generation, identity, uuids[id_],
                              tuple(inventories[id_]), tuple(names[id_]))
-                 for id_, (_parent, _root, generation, created_at)
+                 for id_, (_parent, _root, generation, identity)
                  in stale.items() if id_ in uuids}
         kept = self._kept
         if len(kept) + len(fresh) > _STOCK_LIMIT:
             kept.clear()
         kept.update((id_, stock) for id_, stock in fresh.items()
-                    if stock.created_at is not None)
+                    if stock.identity is not None)
         return fresh
