@@ -73,25 +73,100 @@ def test_kept_stocks_are_read_once_and_again_after_a_change(
     assert len(_inventory_reads(statements)) == 1
 
 
-def test_an_unchanged_cloud_is_placed_once(environment, monkeypatch):
-    """A whole-cloud read that finds every provider as the last one did
-    takes the last one's places (and the holders indexed with them)."""
+def test_whole_cloud_reads_place_again_only_changed_providers(
+        environment, monkeypatch):
+    """Each whole-cloud read starts from the last one: providers whose
+    state row is unchanged keep their place and holdings, changed ones are
+    placed again, deleted ones dropped."""
     _create_host(environment, 'cn1', 4)
+    _create_host(environment, 'cn2', 8)
     placed = []
     real_places = snapshot.Snapshot._places
 
     def recording(self, rows):
-        placed.append(rows)
+        placed.append(len(rows))
         return real_places(self, rows)
 
     monkeypatch.setattr(snapshot.Snapshot, '_places', recording)
-    assert _vcpu_capacities(environment) == {U('cn1'): 4}
-    assert _vcpu_capacities(environment) == {U('cn1'): 4}
-    assert [len(rows) for rows in placed] == [1]
-    _create_host(environment, 'cn2', 8)
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
-    assert [len(rows) for rows in placed] == [1, 2]
+    assert placed == [2]
+    _put_inventories(environment, 'cn2', 16, generation=1)
+    assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 16}
+    assert placed == [2, 1]
+    status, _h, _body = environment.request(
+        'DELETE', '/resource_providers/%s' % U('cn1'))
+    assert status == 204
+    assert _vcpu_capacities(environment) == {U('cn2'): 16}
+    assert placed == [2, 1]
+    _create_host(environment, 'cn3', 2)
+    assert _vcpu_capacities(environment) == {U('cn2'): 16, U('cn3'): 2}
+    assert placed == [2, 1, 1]
+
+
+def _request(env, method, path, body=None, version='1.39'):
+    status, _headers, answer = env.request(method, path, body,
+                                           version=version)
+    assert status in (200, 204), answer
+    return answer
+
+
+def test_patched_whole_cloud_reads_answer_as_fresh_ones(environment):
+    """After each change, the answer built on the last whole-cloud read
+    equals the one a process that kept nothing gives."""
+    query = 'resources=VCPU:1,DISK_GB:10'
+
+    def generation(name):
+        return _request(environment, 'GET', '/resource_providers/%s'
+                        % U(name))['generation']
+
+    def claim(consumer, name, vcpus):
+        _request(environment, 'PUT', '/allocations/%s' % U(consumer),
+                 {'allocations': {U(name): {'resources': {'VCPU': vcpus}}},
+                  'project_id': U('p'), 'user_id': U('u'),
+                  'consumer_generation': None}, version='1.28')
+
+    def create(name, parent=None):
+        body = {'name': name, 'uuid': U(name)}
+        if parent:
+            body['parent_provider_uuid'] = U(parent)
+        _request(environment, 'POST', '/resource_providers', body,
+                 version='1.20')
+
+    def set_inventories(name, inventories):
+        _request(environment, 'PUT',
+                 '/resource_providers/%s/inventories' % U(name),
+                 {'resource_provider_generation': generation(name),
+                  'inventories': inventories})
+
+    changes = [
+        lambda: claim('c1', 'cn1', 2),
+        lambda: set_inventories('cn2', {'VCPU': {'total': 16},
+                                        'DISK_GB': {'total': 100}}),
+        lambda: _request(environment, 'DELETE',
+                         '/allocations/%s' % U('c1')),
+        lambda: create('numa', parent='cn1'),
+        lambda: set_inventories('numa', {'VCPU': {'total': 2}}),
+        lambda: set_inventories('cn1', {'DISK_GB': {'total': 100}}),
+        lambda: _request(environment, 'PUT',
+                         '/resource_providers/%s' % U('numa'),
+                         {'name': 'numa', 'parent_provider_uuid': U('cn2')},
+                         version='1.37'),
+        lambda: _request(environment, 'DELETE',
+                         '/resource_providers/%s' % U('numa')),
+        lambda: _request(environment, 'DELETE',
+                         '/resource_providers/%s' % U('cn3')),
+    ]
+    for name, vcpus in (('cn1', 4), ('cn2', 8), ('cn3', 2)):
+        _create_host(environment, name, vcpus)
+    worlds.candidates(environment, query)
+    for change in changes:
+        change()
+        patched = worlds.candidates(environment, query)
+        for kept in (snapshot._LAST_CLOUD, snapshot._STOCK,
+                     snapshot._SHOWN):
+            kept.pop(environment.db.engine, None)
+        assert patched == worlds.candidates(environment, query)
 
 
 def test_summaries_show_usage_changed_since_the_last_request(environment):

@@ -20,10 +20,10 @@ from a sequence and never gives one out twice, so there it is not read.
 
 Usage is never kept, because deleting a consumer's allocations does not
 bump the generation; nor are parent and root, because re-parenting does
-not bump it either. But when a read of the whole cloud finds every
-provider's place and version as the last one did, the last one's providers
-(and its index of who holds each class) serve again: only usage is new.
-The resources a summary shows are kept too, while stock and usage are
+not bump it either. A read of the whole cloud starts from the last one
+made in the process: only the providers whose state row changed are placed
+again, and the index of who holds each class is patched for them. The
+resources a summary shows are kept too, while stock and usage are
 unchanged.
 """
 
@@ -114,10 +114,9 @@ _STOCK = weakref.WeakKeyDictionary()
 #: same again in the next. The summaries of several requests share these
 #: dicts, so nothing may change them.
 _SHOWN = weakref.WeakKeyDictionary()
-#: {engine: (state rows, _Read)}: the last read of the whole cloud, per
-#: process. When the next one reads the same rows, every provider is where
-#: it was with the same stock, so the same _Read (and the holders it has
-#: indexed) serves again.
+#: {engine: _Read}: the last read of the whole cloud, per process. The
+#: next one starts from it and places again only the providers whose state
+#: row changed (see _Read.patched).
 _LAST_CLOUD = weakref.WeakKeyDictionary()
 #: A process forgets every stock it keeps beyond this many providers
 #: (deleted providers are never looked up again).
@@ -141,32 +140,69 @@ def _rows(conn, query, params):
 
 class _Read:
     """The providers of one read, and who among them has an inventory of
-    each resource class (indexed when first asked for). Never changed
-    once indexed: a later request may share it (see _LAST_CLOUD)."""
+    each resource class (indexed when first asked for). Never changed once
+    made: a later request may share it, or patch a copy of it (see
+    _LAST_CLOUD)."""
 
-    __slots__ = ('providers', '_holders')
+    __slots__ = ('state', 'providers', '_holders')
 
-    def __init__(self, providers):
+    def __init__(self, state, providers, holders=None):
+        #: The state rows read, as a frozenset (whole-cloud reads only).
+        self.state = state
         #: {provider id: (parent id, root id, _Stock)}
         self.providers = providers
-        self._holders = {}
+        #: {rc id: {provider id: (root id, capacity, min_unit, max_unit,
+        #: step_size)}}
+        self._holders = {} if holders is None else holders
 
     def holders(self, rc_ids):
-        """{rc id: [(provider id, root id, capacity, min_unit, max_unit,
-        step_size)]} for at least ``rc_ids``."""
+        """The holders of at least the classes ``rc_ids``: {rc id:
+        {provider id: (root id, capacity, min_unit, max_unit,
+        step_size)}}."""
         holders = self._holders
-        missing = {rc_id: [] for rc_id in rc_ids if rc_id not in holders}
+        missing = {rc_id: {} for rc_id in rc_ids if rc_id not in holders}
         if missing:
-            for provider_id, (_parent, root_id, stock) in (
-                    self.providers.items()):
-                for rc_id, capacity, min_unit, max_unit, step_size in (
-                        stock[3]):
-                    into = missing.get(rc_id)
-                    if into is not None:
-                        into.append((provider_id, root_id, capacity,
-                                     min_unit, max_unit, step_size))
+            _index(self.providers, missing)
             holders.update(missing)
         return holders
+
+    def patched(self, state, place):
+        """This read of the whole cloud brought up to ``state`` (the
+        frozenset of state rows just read): the providers whose row is new
+        are placed with ``place(rows)`` (see Snapshot._places), those whose
+        row is gone are dropped, and every other provider stays as it was,
+        with its holdings. In a cloud taking claims, each claim changes the
+        rows of the few providers it bumps, so a patch costs little more
+        than comparing the rows."""
+        if state == self.state:
+            return self
+        gone = {row[0] for row in self.state - state}
+        providers = dict(self.providers)
+        for provider_id in gone:
+            providers.pop(provider_id, None)
+        new = state - self.state
+        placed = place(sorted(new)) if new else {}
+        providers.update(placed)
+        holders = {}
+        # A copy: another thread may be indexing a class of this read.
+        for rc_id, held in list(self._holders.items()):
+            held = holders[rc_id] = dict(held)
+            for provider_id in gone:
+                held.pop(provider_id, None)
+        _index(placed, holders)
+        return _Read(state, providers, holders)
+
+
+def _index(places, holders):
+    """Add to ``holders`` ({rc id: {provider id: (root id, capacity,
+    min_unit, max_unit, step_size)}}) what the providers ``places`` ({id:
+    (parent id, root id, _Stock)}) hold of those classes."""
+    for provider_id, (_parent, root_id, stock) in places.items():
+        for rc_id, capacity, min_unit, max_unit, step_size in stock[3]:
+            held = holders.get(rc_id)
+            if held is not None:
+                held[provider_id] = (root_id, capacity, min_unit, max_unit,
+                                     step_size)
 
 
 class _Scope(typing.NamedTuple):
@@ -337,8 +373,8 @@ class Snapshot:
         used_of = self._used
         holders = read.holders(rc_ids)
         for rc_id, into in found.items():
-            for provider_id, tree, capacity, min_unit, max_unit, step_size \
-                    in holders[rc_id]:
+            for provider_id, (tree, capacity, min_unit, max_unit,
+                              step_size) in holders[rc_id].items():
                 used = used_of.get(provider_id)
                 # tuple.__new__: a third of the cost of Capacity(...).
                 into[provider_id] = _new_tuple(Capacity, (
@@ -442,13 +478,16 @@ class Snapshot:
         returns their _Read."""
         queries = _scope_queries(scope, self._ids_reused)
         rows = _rows(self.conn, queries.state, params)
-        last = _LAST_CLOUD.get(self.conn.engine)
-        if scope == _WHOLE_CLOUD and last is not None and last[0] == rows:
-            read = last[1]
+        if scope == _WHOLE_CLOUD:
+            state = frozenset(rows)
+            last = _LAST_CLOUD.get(self.conn.engine)
+            if last is None:
+                read = _Read(state, self._places(rows))
+            else:
+                read = last.patched(state, self._places)
+            _LAST_CLOUD[self.conn.engine] = read
         else:
-            read = _Read(self._places(rows))
-            if scope == _WHOLE_CLOUD:
-                _LAST_CLOUD[self.conn.engine] = (rows, read)
+            read = _Read(None, self._places(rows))
         self._providers.update(read.providers)
         used = self._used
         if used:
