@@ -233,8 +233,9 @@ def test_a_provider_deleted_while_read_is_left_out(environment,
         summaries = read.summaries({ids['stays'], ids['goes']})
     assert found == {vcpu: {ids['stays']: snapshot.Capacity(
         ids['stays'], 4, 0, 1, 4, 1)}}
-    assert summaries.identities == {ids['stays']: (U('stays'), None,
-                                                   U('stays'))}
+    assert summaries == {ids['stays']: snapshot.ProviderSummary(
+        U('stays'), None, U('stays'), {'VCPU': {'capacity': 4, 'used': 0}},
+        ())}
 
 
 def _record_read_sizes(monkeypatch):

@@ -75,19 +75,18 @@ def able_to_give(capacities, amount):
             and amount % c.step_size == 0}
 
 
-class TreeSummaries(typing.NamedTuple):
-    """Every provider of some trees, as provider summaries show them."""
+class ProviderSummary(typing.NamedTuple):
+    """One provider as provider summaries show it."""
 
-    #: {provider id: (uuid, parent uuid, root uuid)}, in provider id order.
-    identities: dict
-    #: {provider id: {resource class name: {'capacity': capacity,
-    #: 'used': used}}}, classes in id order; providers without inventory
-    #: are left out.
+    uuid: str
+    parent_uuid: typing.Optional[str]
+    root_uuid: str
+    #: {resource class name: {'capacity': capacity, 'used': used}}, in
+    #: class id order.
     resources: dict
-    #: {provider id: (trait names)} in trait id order (standard traits
-    #: first, then custom ones as created), the order the reference shows;
-    #: providers without traits are left out.
-    traits: dict
+    #: Trait names in trait id order (standard traits first, then custom
+    #: ones as created), the order the reference shows.
+    trait_names: tuple
 
 
 class _Stock(typing.NamedTuple):
@@ -109,10 +108,10 @@ class _Stock(typing.NamedTuple):
 
 #: {engine: {provider id: _Stock}}, per process.
 _STOCK = weakref.WeakKeyDictionary()
-#: {engine: {provider id: (_Stock, {rc id: used}, resources as summaries
-#: show them)}}, per process: most providers shown by one request show the
-#: same again in the next. The summaries of several requests share these
-#: dicts, so nothing may change them.
+#: {engine: {provider id: (its _Stock, its parent's, its root's, {rc id:
+#: used}, ProviderSummary)}}, per process: most providers shown by one
+#: request show the same again in the next. Several requests share these
+#: summaries, so nothing may change them.
 _SHOWN = weakref.WeakKeyDictionary()
 #: {engine: _Read}: the last read of the whole cloud, per process. The
 #: next one starts from it and places again only the providers whose state
@@ -394,45 +393,40 @@ class Snapshot:
                 in self._of_trees(root_ids)}
 
     def summaries(self, root_ids):
-        """The TreeSummaries of every provider of the trees rooted at
-        ``root_ids``."""
+        """{provider id: ProviderSummary} of every provider of the trees
+        rooted at ``root_ids``, in provider id order."""
         providers = self._providers
         used_of = self._used
         shown = self._shown
-        identities = {}
-        resources = {}
-        trait_names = {}
+        summaries = {}
         for provider_id, (parent_id, root_id, stock) in sorted(
                 self._of_trees(root_ids)):
-            identities[provider_id] = (
-                stock.uuid,
-                None if parent_id is None else providers[parent_id][2].uuid,
-                providers[root_id][2].uuid)
-            if stock.inventories:
-                used = used_of.get(provider_id, _NO_USAGE)
-                last = shown.get(provider_id)
-                if last is not None and last[0] is stock and last[1] == used:
-                    resources[provider_id] = last[2]
-                else:
-                    resources[provider_id] = self._resources(
-                        provider_id, stock, used)
-            if stock.trait_names:
-                trait_names[provider_id] = stock.trait_names
-        return TreeSummaries(identities, resources, trait_names)
+            parent = None if parent_id is None else providers[parent_id][2]
+            root = providers[root_id][2]
+            used = used_of.get(provider_id, _NO_USAGE)
+            last = shown.get(provider_id)
+            if (last is not None and last[0] is stock and last[1] is parent
+                    and last[2] is root and last[3] == used):
+                summaries[provider_id] = last[4]
+            else:
+                summaries[provider_id] = self._summary(
+                    provider_id, stock, parent, root, used)
+        return summaries
 
-    def _resources(self, provider_id, stock, used):
-        """The resources of a provider's summary, kept for the next
-        request."""
+    def _summary(self, provider_id, stock, parent, root, used):
+        """The ProviderSummary of a provider, kept for the next request."""
         class_names = self.class_names
-        resources = {class_names[rc_id]: {'capacity': capacity,
-                                          'used': used.get(rc_id, 0)}
-                     for rc_id, capacity, _min, _max, _step
-                     in stock.inventories}
+        summary = ProviderSummary(
+            stock.uuid, None if parent is None else parent.uuid, root.uuid,
+            {class_names[rc_id]: {'capacity': capacity,
+                                  'used': used.get(rc_id, 0)}
+             for rc_id, capacity, _min, _max, _step in stock.inventories},
+            stock.trait_names)
         shown = self._shown
         if len(shown) >= _STOCK_LIMIT:
             shown.clear()
-        shown[provider_id] = (stock, used, resources)
-        return resources
+        shown[provider_id] = (stock, parent, root, used, summary)
+        return summary
 
     def _of_trees(self, root_ids):
         """(provider id, (parent id, root id, _Stock)) for every provider

@@ -31,11 +31,12 @@ class Candidates:
     allocation_requests: list
     #: {provider id: uuid} for every provider they name.
     uuids: dict
-    #: snapshot.TreeSummaries of the providers to show.
-    provider_summaries: snapshot.TreeSummaries
+    #: {provider id: snapshot.ProviderSummary} of the providers to show,
+    #: in provider id order.
+    provider_summaries: dict
 
 
-EMPTY = Candidates([], {}, snapshot.TreeSummaries({}, {}, {}))
+EMPTY = Candidates([], {}, {})
 #: The fewest trees a window searches (see _find_in_windows).
 WINDOW_MIN = 64
 
@@ -143,17 +144,15 @@ def _with_summaries(conn, providers_read, roots, chosen, shown):
     trees)."""
     tree_roots = {roots[p] for c in chosen for p in c.allocations}
     summaries = providers_read.summaries(tree_roots)
-    identities = summaries.identities
-    uuids = {p: identity[0] for p, identity in identities.items()}
+    uuids = {p: summary.uuid for p, summary in summaries.items()}
     # Providers of resourceless groups may lie outside the trees shown.
     missing = {p for c in chosen for ps in c.mappings.values() for p in ps
                if p not in uuids}
     if missing:
         uuids.update(db.provider_uuids(conn, missing))
     if shown is not None:
-        summaries = summaries._replace(identities={
-            p: identity for p, identity in identities.items()
-            if p in shown})
+        summaries = {p: summary for p, summary in summaries.items()
+                     if p in shown}
     return Candidates(chosen, uuids, summaries)
 
 

@@ -55,28 +55,25 @@ def render(found, request, version):
 def _summaries(summaries, request, version):
     """Before 1.27 only requested classes; traits from 1.17; parent and
     root uuids from 1.29."""
-    resources = summaries.resources
-    traits = summaries.traits
     if version >= (1, 29):
-        return {uuid: {'resources': resources.get(provider_id, {}),
-                       'traits': traits.get(provider_id, []),
-                       'parent_provider_uuid': parent_uuid,
-                       'root_provider_uuid': root_uuid}
-                for provider_id, (uuid, parent_uuid, root_uuid)
-                in summaries.identities.items()}
+        return {s.uuid: {'resources': s.resources,
+                         'traits': s.trait_names,
+                         'parent_provider_uuid': s.parent_uuid,
+                         'root_provider_uuid': s.root_uuid}
+                for s in summaries.values()}
     requested = request.requested_resource_classes
     all_classes = version >= (1, 27)
     with_traits = version >= (1, 17)
     body = {}
-    for provider_id, (uuid, _parent, _root) in summaries.identities.items():
-        shown = resources.get(provider_id, {})
+    for summary in summaries.values():
+        shown = summary.resources
         if not all_classes:
             shown = {name: usage for name, usage in shown.items()
                      if name in requested}
         entry = {'resources': shown}
         if with_traits:
-            entry['traits'] = traits.get(provider_id, [])
-        body[uuid] = entry
+            entry['traits'] = summary.trait_names
+        body[summary.uuid] = entry
     return body
 
 
