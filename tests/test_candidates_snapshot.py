@@ -2,9 +2,11 @@
 are read once per process and again after a change or a replacement; the
 resources summaries show follow usage; a provider deleted while a request
 reads it is left out; windows after one with few holders of the classes
-asked for read only the holders."""
+asked for read only the holders; nothing read is left in a reference
+cycle."""
 
 import collections
+import gc
 
 import pytest
 import sqlalchemy as sa
@@ -282,3 +284,22 @@ def test_windows_after_the_first_read_whole_unless_holders_are_few(
          'mappings': {'': [U(chosen)]}}]
     assert list(body['provider_summaries']) == [U(chosen)]
     assert read_sizes == sizes
+
+
+def test_a_candidates_request_leaves_no_cycles_of_its_own(environment):
+    """What a request read is freed when it ends, not when the garbage
+    collector next runs: none of the engine's objects is left in a
+    reference cycle."""
+    _create_host(environment, 'cn1', 4)
+    _vcpu_capacities(environment)
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        _vcpu_capacities(environment)
+        gc.collect()
+        ours = sorted({type(o).__qualname__ for o in gc.garbage
+                       if type(o).__module__.startswith('placement_lite')})
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert ours == []

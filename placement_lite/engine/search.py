@@ -25,6 +25,7 @@ Rules, as the reference applies them:
 """
 
 import dataclasses
+import weakref
 
 from placement_lite import errors
 from placement_lite.db import candidates as db
@@ -201,7 +202,10 @@ class _GroupSearch:
     def __init__(self, conn, group, searcher):
         self.conn = conn
         self.group = group
-        self.searcher = searcher
+        # Weak: the searcher owns its groups, and a strong reference back
+        # would make a cycle that only the garbage collector frees, keeping
+        # every capacity the request read alive until it runs.
+        self.searcher = weakref.proxy(searcher)
         self.allowed_anchors = searcher.allowed_anchors
         self.sharing = searcher.sharing
         self._filters = None
