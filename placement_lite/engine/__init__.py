@@ -19,7 +19,6 @@ import itertools
 import random
 
 from placement_lite.db import candidates as db
-from placement_lite.db import snapshot
 from placement_lite.engine import combine
 from placement_lite.engine import search
 from placement_lite.engine.request import parse_query  # noqa: F401
