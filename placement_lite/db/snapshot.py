@@ -22,9 +22,9 @@ Usage is never kept, because deleting a consumer's allocations does not
 bump the generation; nor are parent and root, because re-parenting does
 not bump it either. A read of the whole cloud starts from the last one
 made in the process: only the providers whose state row changed are placed
-again, and the index of who holds each class is patched for them. The
-resources a summary shows are kept too, while stock and usage are
-unchanged.
+again, and the index of who holds each class is patched for them. Each
+provider's summary is kept too, while its stock, its parent's and root's
+stocks and its usage are unchanged.
 """
 
 import collections
