@@ -49,6 +49,17 @@ def _put_inventories(env, name, vcpus, generation):
     assert status == 200, body
 
 
+def _request(env, method, path, body=None, version='1.39', expect=200):
+    status, _headers, answer = env.request(method, path, body,
+                                           version=version)
+    assert status == expect, answer
+    return answer
+
+
+def _delete(env, path):
+    _request(env, 'DELETE', path, expect=204)
+
+
 def _vcpu_capacities(env):
     body = worlds.candidates(env, 'resources=VCPU:1,DISK_GB:10')
     return {uuid: summary['resources']['VCPU']['capacity']
@@ -96,21 +107,12 @@ def test_whole_cloud_reads_place_again_only_changed_providers(
     _put_inventories(environment, 'cn2', 16, generation=1)
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 16}
     assert placed == [2, 1]
-    status, _h, _body = environment.request(
-        'DELETE', '/resource_providers/%s' % U('cn1'))
-    assert status == 204
+    _delete(environment, '/resource_providers/%s' % U('cn1'))
     assert _vcpu_capacities(environment) == {U('cn2'): 16}
     assert placed == [2, 1]
     _create_host(environment, 'cn3', 2)
     assert _vcpu_capacities(environment) == {U('cn2'): 16, U('cn3'): 2}
     assert placed == [2, 1, 1]
-
-
-def _request(env, method, path, body=None, version='1.39'):
-    status, _headers, answer = env.request(method, path, body,
-                                           version=version)
-    assert status in (200, 204), answer
-    return answer
 
 
 def test_patched_whole_cloud_reads_answer_as_fresh_ones(environment):
@@ -126,7 +128,7 @@ def test_patched_whole_cloud_reads_answer_as_fresh_ones(environment):
         _request(environment, 'PUT', '/allocations/%s' % U(consumer),
                  {'allocations': {U(name): {'resources': {'VCPU': vcpus}}},
                   'project_id': U('p'), 'user_id': U('u'),
-                  'consumer_generation': None}, version='1.28')
+                  'consumer_generation': None}, version='1.28', expect=204)
 
     def create(name, parent=None):
         body = {'name': name, 'uuid': U(name)}
@@ -145,8 +147,7 @@ def test_patched_whole_cloud_reads_answer_as_fresh_ones(environment):
         lambda: claim('c1', 'cn1', 2),
         lambda: set_inventories('cn2', {'VCPU': {'total': 16},
                                         'DISK_GB': {'total': 100}}),
-        lambda: _request(environment, 'DELETE',
-                         '/allocations/%s' % U('c1')),
+        lambda: _delete(environment, '/allocations/%s' % U('c1')),
         lambda: create('numa', parent='cn1'),
         lambda: set_inventories('numa', {'VCPU': {'total': 2}}),
         lambda: set_inventories('cn1', {'DISK_GB': {'total': 100}}),
@@ -154,10 +155,8 @@ def test_patched_whole_cloud_reads_answer_as_fresh_ones(environment):
                          '/resource_providers/%s' % U('numa'),
                          {'name': 'numa', 'parent_provider_uuid': U('cn2')},
                          version='1.37'),
-        lambda: _request(environment, 'DELETE',
-                         '/resource_providers/%s' % U('numa')),
-        lambda: _request(environment, 'DELETE',
-                         '/resource_providers/%s' % U('cn3')),
+        lambda: _delete(environment, '/resource_providers/%s' % U('numa')),
+        lambda: _delete(environment, '/resource_providers/%s' % U('cn3')),
     ]
     for name, vcpus in (('cn1', 4), ('cn2', 8), ('cn3', 2)):
         _create_host(environment, name, vcpus)
@@ -172,8 +171,8 @@ def test_patched_whole_cloud_reads_answer_as_fresh_ones(environment):
 
 
 def test_summaries_show_usage_changed_since_the_last_request(environment):
-    """The resources a summary shows are kept between requests, but only
-    while the provider's stock and usage are unchanged."""
+    """A provider's summary is kept between requests, but only while its
+    stock and usage are unchanged."""
     _create_host(environment, 'cn1', 4)
 
     def vcpu_shown():
@@ -181,17 +180,13 @@ def test_summaries_show_usage_changed_since_the_last_request(environment):
         return body['provider_summaries'][U('cn1')]['resources']['VCPU']
 
     assert vcpu_shown() == {'capacity': 4, 'used': 0}
-    status, _h, body = environment.request(
-        'PUT', '/allocations/%s' % U('consumer'),
-        {'allocations': {U('cn1'): {'resources': {'VCPU': 3}}},
-         'project_id': U('project'), 'user_id': U('user'),
-         'consumer_generation': None}, version='1.28')
-    assert status == 204, body
+    _request(environment, 'PUT', '/allocations/%s' % U('consumer'),
+             {'allocations': {U('cn1'): {'resources': {'VCPU': 3}}},
+              'project_id': U('project'), 'user_id': U('user'),
+              'consumer_generation': None}, version='1.28', expect=204)
     assert vcpu_shown() == {'capacity': 4, 'used': 3}
     # Deleting allocations leaves the provider's generation as it is.
-    status, _h, body = environment.request(
-        'DELETE', '/allocations/%s' % U('consumer'))
-    assert status == 204, body
+    _delete(environment, '/allocations/%s' % U('consumer'))
     assert vcpu_shown() == {'capacity': 4, 'used': 0}
 
 
@@ -201,9 +196,7 @@ def test_a_provider_replaced_under_the_same_id_is_read_again(environment):
     (PostgreSQL gives a new id; the answer must be the same.)"""
     _create_host(environment, 'cn1', 4)
     assert _vcpu_capacities(environment) == {U('cn1'): 4}
-    status, _h, _body = environment.request(
-        'DELETE', '/resource_providers/%s' % U('cn1'))
-    assert status == 204
+    _delete(environment, '/resource_providers/%s' % U('cn1'))
     _create_host(environment, 'cn2', 8)
     assert _vcpu_capacities(environment) == {U('cn2'): 8}
 
