@@ -5,8 +5,8 @@ the provider summaries.
 For each scope of trees a request looks at (the whole cloud, a window of
 trees, one tree, the trees of some roots) two things are read:
 
-* every provider's place and version: parent, root, generation and
-  creation time;
+* every provider's place and version: parent, root, generation and, on
+  SQLite, creation time;
 * the amounts used, per provider and resource class.
 
 What a provider *has* (its uuid, its inventories and its trait names: its

@@ -288,11 +288,17 @@ class _GroupSearch:
             amounts[found[name]] = amount
         return amounts
 
-    def _anchor_allowed(self, root_id):
-        if self.window is not None and not (
-                self.window[0] <= root_id <= self.window[1]):
-            return False
-        return self.allowed_anchors is None or root_id in self.allowed_anchors
+    def _with_allowed_anchors(self, pairs):
+        """The (provider, anchor) ``pairs`` whose anchor is in the current
+        window and allowed by root_required. (Comprehensions: a call per
+        pair costs more than the test.)"""
+        if self.window is not None:
+            first, last = self.window
+            pairs = [(p, a) for p, a in pairs if first <= a <= last]
+        if self.allowed_anchors is not None:
+            allowed = self.allowed_anchors
+            pairs = [(p, a) for p, a in pairs if a in allowed]
+        return pairs
 
     def _sharing_anchors(self, provider_ids):
         """{sharing provider id: anchors in the window}, queried once per
@@ -315,15 +321,14 @@ class _GroupSearch:
         else:
             providers, roots = self._resourceless_providers(filters)
             self.resourceless_roots.update(roots)
-        by_anchor = {}
         sharing_here = self._sharing_anchors(
             sorted(providers & self.sharing))
-        for provider_id in sorted(providers):
-            root_id = roots[provider_id]
-            anchors = {root_id} | sharing_here.get(provider_id, set())
-            for anchor in anchors:
-                if self._anchor_allowed(anchor):
-                    by_anchor.setdefault(anchor, []).append(provider_id)
+        pairs = [(provider_id, anchor) for provider_id in sorted(providers)
+                 for anchor in ({roots[provider_id]}
+                                | sharing_here.get(provider_id, set()))]
+        by_anchor = {}
+        for provider_id, anchor in self._with_allowed_anchors(pairs):
+            by_anchor.setdefault(anchor, []).append(provider_id)
         return by_anchor
 
     def _single_provider_filter(self, filters, providers):
@@ -362,13 +367,11 @@ class _GroupSearch:
             for provider_id, anchor in sorted(
                     pair for pair in pairs if pair[1] in common):
                 by_anchor[anchor].setdefault(rc_id, []).append(provider_id)
-        # A tree where some class is left with only forbidden providers,
-        # or whose chosen providers together could never have the
-        # required traits, cannot serve the group.
+        # A tree whose chosen providers together could never have the
+        # required traits cannot serve the group. (Every class has a
+        # provider under each anchor in ``common``.)
         viable = {}
         for anchor, choices in by_anchor.items():
-            if len(choices) != len(amounts):
-                continue
             if filters.required:
                 offered = set().union(*(
                     filters.trait_owners.get(p, set())
@@ -396,14 +399,7 @@ class _GroupSearch:
                     sorted(shared - bad_traits)).items():
                 pairs.extend((provider_id, anchor) for anchor in anchors
                              if anchor != capable[provider_id].root_id)
-        # Filtered here, not by _anchor_allowed: a call per pair costs more
-        # than the test.
-        if self.window is not None:
-            first, last = self.window
-            pairs = [(p, a) for p, a in pairs if first <= a <= last]
-        if self.allowed_anchors is not None:
-            allowed = self.allowed_anchors
-            pairs = [(p, a) for p, a in pairs if a in allowed]
+        pairs = self._with_allowed_anchors(pairs)
         if in_aggregates is not None:
             pairs = [(p, a) for p, a in pairs
                      if p in in_aggregates or a in in_aggregates]
