@@ -88,9 +88,10 @@ def test_kept_stocks_are_read_once_and_again_after_a_change(
 
 def test_whole_cloud_reads_place_again_only_changed_providers(
         environment, monkeypatch):
-    """Each whole-cloud read starts from the last one: providers whose
-    state row is unchanged keep their place and holdings, changed ones are
-    placed again, deleted ones dropped."""
+    """Each whole-cloud read starts from the last one: in a cloud at rest
+    it is the last one; otherwise providers whose state row is unchanged
+    keep their place and holdings, changed ones are placed again, deleted
+    ones dropped."""
     _create_host(environment, 'cn1', 4)
     _create_host(environment, 'cn2', 8)
     placed = []
@@ -102,8 +103,11 @@ def test_whole_cloud_reads_place_again_only_changed_providers(
 
     monkeypatch.setattr(snapshot.Snapshot, '_places', recording)
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
+    at_rest = snapshot._LAST_CLOUD[environment.db.engine]
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
     assert placed == [2]
+    # Nothing changed: the last read serves as it is.
+    assert snapshot._LAST_CLOUD[environment.db.engine] is at_rest
     _put_inventories(environment, 'cn2', 16, generation=1)
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 16}
     assert placed == [2, 1]
@@ -148,6 +152,14 @@ def test_patched_whole_cloud_reads_answer_as_fresh_ones(environment):
         lambda: set_inventories('cn2', {'VCPU': {'total': 16},
                                         'DISK_GB': {'total': 100}}),
         lambda: _delete(environment, '/allocations/%s' % U('c1')),
+        lambda: claim('c2', 'cn2', 1),
+        lambda: claim('c3', 'cn2', 1),
+        lambda: _request(environment, 'PUT', '/allocations/%s' % U('c2'),
+                         {'allocations': {U('cn2'): {'resources': {
+                             'VCPU': 3}}}, 'project_id': U('p'),
+                          'user_id': U('u'), 'consumer_generation': 1},
+                         version='1.28', expect=204),
+        lambda: _delete(environment, '/allocations/%s' % U('c3')),
         lambda: create('numa', parent='cn1'),
         lambda: set_inventories('numa', {'VCPU': {'total': 2}}),
         lambda: set_inventories('cn1', {'DISK_GB': {'total': 100}}),
@@ -206,20 +218,21 @@ def test_a_provider_deleted_while_read_is_left_out(environment,
     ids = worlds.load_into_db(environment.db, [
         {'name': 'stays', 'inventories': {'VCPU': 4}},
         {'name': 'goes', 'inventories': {'VCPU': 8}}])
-    real_rows = snapshot._rows
+    real_places = snapshot.Snapshot._places
     calls = collections.Counter()
 
-    def deleting_after_first_read(conn, query, params):
-        rows = real_rows(conn, query, params)
-        calls['rows'] += 1
-        if calls['rows'] == 1:
-            for table in (tables.inventories, tables.resource_providers):
-                column = (table.c.id if table is tables.resource_providers
-                          else table.c.resource_provider_id)
-                conn.execute(table.delete().where(column == ids['goes']))
-        return rows
+    def deleting_before_first_stock_read(self, rows):
+        calls['places'] += 1
+        if calls['places'] == 1:
+            goes = ids['goes']
+            self.conn.execute(tables.inventories.delete().where(
+                tables.inventories.c.resource_provider_id == goes))
+            self.conn.execute(tables.resource_providers.delete().where(
+                tables.resource_providers.c.id == goes))
+        return real_places(self, rows)
 
-    monkeypatch.setattr(snapshot, '_rows', deleting_after_first_read)
+    monkeypatch.setattr(snapshot.Snapshot, '_places',
+                        deleting_before_first_stock_read)
     with environment.db.writer() as conn:
         names = lookups.resource_class_names(conn)
         vcpu = {name: id_ for id_, name in names.items()}['VCPU']

@@ -18,13 +18,19 @@ of a deleted provider to the next one created, the creation time tells the
 two apart (a provider without one is read every time); PostgreSQL takes ids
 from a sequence and never gives one out twice, so there it is not read.
 
-Usage is never kept, because deleting a consumer's allocations does not
-bump the generation; nor are parent and root, because re-parenting does
-not bump it either. A read of the whole cloud starts from the last one
-made in the process: only the providers whose state row changed are placed
-again, and the index of who holds each class is patched for them. Each
-provider's summary is kept too, while its stock, its parent's and root's
-stocks and its usage are unchanged.
+Usage is never kept on its own, because deleting a consumer's allocations
+does not bump the generation; nor are parent and root, because
+re-parenting does not bump it either.
+
+A read of the whole cloud starts from the last one made in the process.
+It reads the state of every provider and every allocation each as one
+text value, a line per row. When both texts equal the last ones, the cloud
+is at rest and the last read serves as it is, with the capacities it
+built. Otherwise the lines are compared as sets: only the providers whose
+state line changed are placed again (and the index of who holds each
+class is patched for them), and usage is patched by the allocation lines
+gone and new. Each provider's summary is kept too, while its stock, its
+parent's and root's stocks and its usage are unchanged.
 """
 
 import collections
@@ -137,59 +143,152 @@ def _rows(conn, query, params):
         result.close()
 
 
+class _Lines:
+    """A table read as one text value, one line per row (see
+    _cloud_queries): compared whole with the last read of the same table,
+    which is cheap, and as a set of lines only when it differs."""
+
+    __slots__ = ('text', '_lines')
+
+    def __init__(self, text):
+        self.text = text or ''
+        self._lines = None
+
+    @property
+    def lines(self):
+        if self._lines is None:
+            self._lines = (frozenset(self.text.split('\n')) if self.text
+                           else frozenset())
+        return self._lines
+
+    def changes_since(self, last):
+        """(lines gone, lines new) since the ``last`` read."""
+        if self.text == last.text:
+            return frozenset(), frozenset()
+        return last.lines - self.lines, self.lines - last.lines
+
+
 class _Read:
-    """The providers of one read, and who among them has an inventory of
-    each resource class (indexed when first asked for). Never changed once
-    made: a later request may share it, or patch a copy of it (see
-    _LAST_CLOUD)."""
+    """The providers of one read, what they use, and who among them has an
+    inventory of each resource class (indexed when first asked for). Never
+    changed once made: a later request may share it, or patch a copy of it
+    (see _LAST_CLOUD)."""
 
-    __slots__ = ('state', 'providers', '_holders')
+    __slots__ = ('state', 'usage', 'providers', 'used', '_holders',
+                 '_capacities')
 
-    def __init__(self, state, providers, holders=None):
-        #: The state rows read, as a frozenset (whole-cloud reads only).
-        self.state = state
+    def __init__(self, providers, used, holders=None, state=None,
+                 usage=None):
         #: {provider id: (parent id, root id, _Stock)}
         self.providers = providers
+        #: {provider id: {rc id: amount used}}; no entry: nothing used.
+        self.used = used
         #: {rc id: {provider id: (root id, capacity, min_unit, max_unit,
         #: step_size)}}
         self._holders = {} if holders is None else holders
+        #: {rc id: {provider id: Capacity}}, made when first asked for.
+        self._capacities = {}
+        #: The state and usage read, as _Lines (whole-cloud reads only).
+        self.state = state
+        self.usage = usage
 
-    def holders(self, rc_ids):
-        """The holders of at least the classes ``rc_ids``: {rc id:
-        {provider id: (root id, capacity, min_unit, max_unit,
-        step_size)}}."""
+    def capacities(self, rc_id):
+        """{provider id: Capacity} of every inventory of ``rc_id``, with
+        the usage of this read."""
+        found = self._capacities.get(rc_id)
+        if found is None:
+            used_of = self.used
+            found = {}
+            for provider_id, (tree, capacity, min_unit, max_unit,
+                              step_size) in self._holders_of(rc_id).items():
+                used = used_of.get(provider_id)
+                # tuple.__new__: a third of the cost of Capacity(...).
+                found[provider_id] = _new_tuple(Capacity, (
+                    tree, capacity, used.get(rc_id, 0) if used else 0,
+                    min_unit, max_unit, step_size))
+            self._capacities[rc_id] = found
+        return found
+
+    def _holders_of(self, rc_id):
+        """{provider id: (root id, capacity, min_unit, max_unit,
+        step_size)} of the holders of ``rc_id``."""
         holders = self._holders
-        missing = {rc_id: {} for rc_id in rc_ids if rc_id not in holders}
-        if missing:
-            _index(self.providers, missing)
-            holders.update(missing)
-        return holders
+        if rc_id not in holders:
+            held = {}
+            _index(self.providers, {rc_id: held})
+            holders[rc_id] = held
+        return holders[rc_id]
 
-    def patched(self, state, place):
-        """This read of the whole cloud brought up to ``state`` (the
-        frozenset of state rows just read): the providers whose row is new
-        are placed with ``place(rows)`` (see Snapshot._places), those whose
-        row is gone are dropped, and every other provider stays as it was,
-        with its holdings. In a cloud taking claims, each claim changes the
-        rows of the few providers it bumps, so a patch costs little more
-        than comparing the rows."""
-        if state == self.state:
+    def patched(self, state, usage, place):
+        """This read of the whole cloud brought up to ``state`` and
+        ``usage`` (the _Lines just read): the providers whose state line is
+        new are placed with ``place(rows)`` (see Snapshot._places), those
+        whose line is gone are dropped, and every other provider stays as
+        it was, with its holdings; usage is patched by the allocation lines
+        gone and new. In a cloud taking claims, each claim changes the
+        lines of the few providers and allocations it touches, so a patch
+        costs little more than comparing the lines; in a cloud at rest,
+        only comparing the two texts."""
+        gone_lines, new_lines = state.changes_since(self.state)
+        gone_usage, new_usage = usage.changes_since(self.usage)
+        if not (gone_lines or new_lines or gone_usage or new_usage):
             return self
-        gone = {row[0] for row in self.state - state}
-        providers = dict(self.providers)
-        for provider_id in gone:
-            providers.pop(provider_id, None)
-        new = state - self.state
-        placed = place(sorted(new)) if new else {}
-        providers.update(placed)
-        holders = {}
-        # A copy: another thread may be indexing a class of this read.
-        for rc_id, held in list(self._holders.items()):
-            held = holders[rc_id] = dict(held)
+        providers = self.providers
+        holders = self._holders
+        if gone_lines or new_lines:
+            gone = {int(line.split(' ', 1)[0]) for line in gone_lines}
+            providers = dict(providers)
             for provider_id in gone:
-                held.pop(provider_id, None)
-        _index(placed, holders)
-        return _Read(state, providers, holders)
+                providers.pop(provider_id, None)
+            placed = (place(sorted(map(_state_row, new_lines)))
+                      if new_lines else {})
+            providers.update(placed)
+            patched_holders = {}
+            # A copy: another thread may be indexing a class of this read.
+            for rc_id, held in list(holders.items()):
+                held = patched_holders[rc_id] = dict(held)
+                for provider_id in gone:
+                    held.pop(provider_id, None)
+            _index(placed, patched_holders)
+            holders = patched_holders
+        used = self.used
+        if gone_usage or new_usage:
+            used = _patched_usage(used, gone_usage, new_usage)
+        return _Read(providers, used, holders, state, usage)
+
+
+#: Nothing read yet: the first whole-cloud read of a process patches this.
+_NOTHING_READ = _Read({}, {}, state=_Lines(''), usage=_Lines(''))
+
+
+def _state_row(line):
+    """(id, parent id, root id, generation, identity) from a state line;
+    an empty identity (SQLite: no creation time) is None."""
+    id_, parent_id, root_id, generation, identity = line.split(' ', 4)
+    return (int(id_), int(parent_id) if parent_id else None, int(root_id),
+            int(generation), identity or None)
+
+
+def _patched_usage(used, gone_lines, new_lines):
+    """``used`` ({provider id: {rc id: amount}}) less the allocation lines
+    gone, plus those new; a new dict, sharing the unchanged providers'."""
+    used = dict(used)
+    changed = {}
+    for lines, sign in ((gone_lines, -1), (new_lines, 1)):
+        for line in lines:
+            _id, provider_id, rc_id, amount = map(int, line.split(' '))
+            if provider_id not in changed:
+                changed[provider_id] = dict(used.get(provider_id, ()))
+            classes = changed[provider_id]
+            classes[rc_id] = classes.get(rc_id, 0) + sign * amount
+    for provider_id, classes in changed.items():
+        classes = {rc_id: amount for rc_id, amount in classes.items()
+                   if amount}
+        if classes:
+            used[provider_id] = classes
+        else:
+            used.pop(provider_id, None)
+    return used
 
 
 def _index(places, holders):
@@ -265,20 +364,53 @@ class _ScopeQueries(typing.NamedTuple):
 
 
 #: What tells a provider from an earlier one with the same id, where ids
-#: are never reused: every provider has the same.
-_ONE_IDENTITY = ''
+#: are never reused: every provider has the same. (Not empty: in a state
+#: line, an empty identity stands for a missing creation time.)
+_ONE_IDENTITY = '*'
+
+
+def _identity(ids_reused):
+    if ids_reused:
+        # Text: cheaper to read than a datetime, as good to compare.
+        return sa.cast(rp.c.created_at, sa.Text)
+    # Reading the creation time costs a third of the whole read.
+    return sa.literal(_ONE_IDENTITY, sa.Text)
+
+
+class _CloudQueries(typing.NamedTuple):
+    """The statements reading the state and usage of the whole cloud, each
+    as one text value (see _Lines)."""
+
+    state: object
+    usage: object
+
+
+def _text_lines(*columns):
+    """An aggregate of ``columns`` as text: one line per row, the values
+    separated by spaces, NULL as an empty value. (Comparing one text with
+    the last read is far cheaper than making and comparing a tuple per
+    row.)"""
+    line = None
+    for column in columns:
+        value = sa.func.coalesce(sa.cast(column, sa.Text), '')
+        line = value if line is None else line.concat(' ').concat(value)
+    return sa.select(sa.func.aggregate_strings(line, '\n'))
+
+
+@functools.cache
+def _cloud_queries(ids_reused):
+    return _CloudQueries(
+        _text_lines(rp.c.id, rp.c.parent_provider_id, rp.c.root_provider_id,
+                    rp.c.generation, _identity(ids_reused)),
+        _text_lines(alloc.c.id, alloc.c.resource_provider_id,
+                    alloc.c.resource_class_id, alloc.c.used))
 
 
 @functools.cache
 def _scope_queries(scope, ids_reused):
-    if ids_reused:
-        # Text: cheaper to read than a datetime, as good to compare.
-        identity = sa.cast(rp.c.created_at, sa.Text)
-    else:
-        # Reading the creation time costs a third of the whole read.
-        identity = sa.literal(_ONE_IDENTITY, sa.Text)
     state = sa.select(rp.c.id, rp.c.parent_provider_id,
-                      rp.c.root_provider_id, rp.c.generation, identity)
+                      rp.c.root_provider_id, rp.c.generation,
+                      _identity(ids_reused))
     usage = (sa.select(alloc.c.resource_provider_id,
                        alloc.c.resource_class_id, sa.func.sum(alloc.c.used))
              .group_by(alloc.c.resource_provider_id,
@@ -350,10 +482,12 @@ class Snapshot:
         Once a window read whole has shown that fewer than a quarter of
         its providers have an inventory of ``rc_ids``, later windows read
         only those that have one: few of their trees can be shown, and
-        those are read again when they are."""
-        found = {rc_id: {} for rc_id in rc_ids}
+        those are read again when they are.
+
+        The dicts returned may be shared with other requests: never change
+        them."""
         if not rc_ids:
-            return found
+            return {}
         classes = frozenset(rc_ids)
         windowed = window is not None and root_id is None
         only_classes = windowed and self._rare_classes.get(classes, False)
@@ -369,16 +503,7 @@ class Snapshot:
         read = self._read(scope, params)
         if not only_classes:
             self._cover(root_id, window)
-        used_of = self._used
-        holders = read.holders(rc_ids)
-        for rc_id, into in found.items():
-            for provider_id, (tree, capacity, min_unit, max_unit,
-                              step_size) in holders[rc_id].items():
-                used = used_of.get(provider_id)
-                # tuple.__new__: a third of the cost of Capacity(...).
-                into[provider_id] = _new_tuple(Capacity, (
-                    tree, capacity, used.get(rc_id, 0) if used else 0,
-                    min_unit, max_unit, step_size))
+        found = {rc_id: read.capacities(rc_id) for rc_id in rc_ids}
         if windowed and not only_classes:
             holding = set().union(*found.values())
             self._rare_classes[classes] = (
@@ -470,29 +595,38 @@ class Snapshot:
     def _read(self, scope, params):
         """Read the place, stock and usage of the providers in ``scope``;
         returns their _Read."""
-        queries = _scope_queries(scope, self._ids_reused)
-        rows = _rows(self.conn, queries.state, params)
+        conn = self.conn
         if scope == _WHOLE_CLOUD:
-            state = frozenset(rows)
-            last = _LAST_CLOUD.get(self.conn.engine)
-            if last is None:
-                read = _Read(state, self._places(rows))
-            else:
-                read = last.patched(state, self._places)
-            _LAST_CLOUD[self.conn.engine] = read
+            read = self._read_cloud()
         else:
-            read = _Read(None, self._places(rows))
+            queries = _scope_queries(scope, self._ids_reused)
+            places = self._places(_rows(conn, queries.state, params))
+            used = {}
+            for provider_id, rc_id, amount in _rows(conn, queries.usage,
+                                                    params):
+                if provider_id in used:
+                    used[provider_id][rc_id] = amount
+                else:
+                    used[provider_id] = {rc_id: amount}
+            read = _Read(places, used)
         self._providers.update(read.providers)
         used = self._used
         if used:
             for id_ in read.providers:
                 used.pop(id_, None)
-        for provider_id, rc_id, amount in _rows(self.conn, queries.usage,
-                                                params):
-            if provider_id in used:
-                used[provider_id][rc_id] = amount
-            else:
-                used[provider_id] = {rc_id: amount}
+        used.update(read.used)
+        return read
+
+    def _read_cloud(self):
+        """The _Read of the whole cloud: the last one made in this process,
+        patched (see _Read.patched)."""
+        conn = self.conn
+        queries = _cloud_queries(self._ids_reused)
+        state = _Lines(conn.execute(queries.state).scalar())
+        usage = _Lines(conn.execute(queries.usage).scalar())
+        last = _LAST_CLOUD.get(conn.engine, _NOTHING_READ)
+        read = _LAST_CLOUD[conn.engine] = last.patched(state, usage,
+                                                       self._places)
         return read
 
     def _places(self, rows):
