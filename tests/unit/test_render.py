@@ -1,9 +1,17 @@
-"""The fast renderer of allocation candidates gives json.dumps's bytes."""
+"""The fast renderer of allocation candidates gives json.dumps's bytes,
+at every microversion shape, and a provider's kept JSON follows its
+summary."""
 
 import json
+import types
 
 import falcon
+import pytest
 
+from placement_lite.db import snapshot
+from placement_lite.engine import combine
+from placement_lite.engine import Candidates
+from placement_lite.handlers import allocation_candidates
 from placement_lite.handlers import util
 
 A = '0b52ec9c-6a3e-4b0f-9d2e-5c7a3f1d2e01'
@@ -27,8 +35,86 @@ BODY = {
 
 
 def test_same_bytes_as_json_dumps():
+    assert util.plain_strings_json(BODY) == json.dumps(BODY).encode()
+
+
+def test_json_bytes_are_the_body():
     resp = falcon.Response()
-    util.render_plain_strings(resp, BODY)
-    assert resp.data == json.dumps(BODY).encode()
+    util.render_json_bytes(resp, b'{"a": 1}')
+    assert resp.data == b'{"a": 1}'
     assert resp.content_type == 'application/json'
     assert resp.status == 200
+
+
+def _summary(uuid, parent, vcpu_used, traits):
+    return snapshot.ProviderSummary(
+        uuid, parent, A,
+        {'VCPU': {'capacity': 8, 'used': vcpu_used},
+         'DISK_GB': {'capacity': 100, 'used': 0}}, traits)
+
+
+FOUND = Candidates(
+    [combine.Candidate(1, {1: {'VCPU': 2}, 2: {'DISK_GB': 10}},
+                       {'': {2, 1}})],
+    {1: A, 2: B},
+    {1: _summary(A, None, 3, ('HW_CPU_X86_AVX2',)),
+     2: _summary(B, A, 0, ())})
+REQUEST = types.SimpleNamespace(requested_resource_classes={'VCPU',
+                                                            'DISK_GB'})
+SHOWN_BEFORE_1_27 = {'VCPU': {'capacity': 8, 'used': 3},
+                     'DISK_GB': {'capacity': 100, 'used': 0}}
+
+
+@pytest.mark.parametrize('version, expected', [
+    ((1, 10), {
+        'allocation_requests': [{'allocations': [
+            {'resource_provider': {'uuid': A}, 'resources': {'VCPU': 2}},
+            {'resource_provider': {'uuid': B},
+             'resources': {'DISK_GB': 10}}]}],
+        'provider_summaries': {
+            A: {'resources': SHOWN_BEFORE_1_27},
+            B: {'resources': {'VCPU': {'capacity': 8, 'used': 0},
+                              'DISK_GB': {'capacity': 100, 'used': 0}}}}}),
+    ((1, 29), {
+        'allocation_requests': [{'allocations': {
+            A: {'resources': {'VCPU': 2}},
+            B: {'resources': {'DISK_GB': 10}}}}],
+        'provider_summaries': {
+            A: {'resources': SHOWN_BEFORE_1_27,
+                'traits': ['HW_CPU_X86_AVX2'],
+                'parent_provider_uuid': None, 'root_provider_uuid': A},
+            B: {'resources': {'VCPU': {'capacity': 8, 'used': 0},
+                              'DISK_GB': {'capacity': 100, 'used': 0}},
+                'traits': [], 'parent_provider_uuid': A,
+                'root_provider_uuid': A}}}),
+    ((1, 34), {
+        'allocation_requests': [{
+            'allocations': {A: {'resources': {'VCPU': 2}},
+                            B: {'resources': {'DISK_GB': 10}}},
+            'mappings': {'': [A, B]}}],
+        'provider_summaries': {
+            A: {'resources': SHOWN_BEFORE_1_27,
+                'traits': ['HW_CPU_X86_AVX2'],
+                'parent_provider_uuid': None, 'root_provider_uuid': A},
+            B: {'resources': {'VCPU': {'capacity': 8, 'used': 0},
+                              'DISK_GB': {'capacity': 100, 'used': 0}},
+                'traits': [], 'parent_provider_uuid': A,
+                'root_provider_uuid': A}}}),
+], ids=['1.10', '1.29', '1.34'])
+def test_candidates_render_as_json_dumps_would(version, expected):
+    rendered = allocation_candidates.render(FOUND, REQUEST, version)
+    assert rendered == json.dumps(expected).encode()
+
+
+def test_a_changed_summary_is_rendered_again():
+    """The JSON kept for a provider serves only the summary it was made
+    from."""
+    before = allocation_candidates.render(FOUND, REQUEST, (1, 39))
+    used = Candidates(FOUND.allocation_requests, FOUND.uuids,
+                      {1: _summary(A, None, 5, ('HW_CPU_X86_AVX2',)),
+                       2: FOUND.provider_summaries[2]})
+    after = json.loads(allocation_candidates.render(used, REQUEST, (1, 39)))
+    assert json.loads(before)['provider_summaries'][A]['resources'][
+        'VCPU'] == {'capacity': 8, 'used': 3}
+    assert after['provider_summaries'][A]['resources']['VCPU'] == {
+        'capacity': 8, 'used': 5}
