@@ -531,7 +531,8 @@ class Snapshot:
             used = used_of.get(provider_id, _NO_USAGE)
             last = shown.get(provider_id)
             if (last is not None and last[0] is stock and last[1] is parent
-                    and last[2] is root and last[3] == used):
+                    and last[2] is root
+                    and (last[3] is used or last[3] == used)):
                 summaries[provider_id] = last[4]
             else:
                 summaries[provider_id] = self._summary(

@@ -76,6 +76,11 @@ class Combiner:
         groups = result.groups
         self._lone_spread_group = (len(groups) == 1 and groups[0].spread
                                    and nested_aware)
+        if self._lone_spread_group:
+            #: Class names and amounts of the lone group, in slot order.
+            self._lone_group_takes = (
+                [result.class_names[rc_id] for rc_id in groups[0].amounts],
+                list(groups[0].amounts.values()))
 
     def anchors(self):
         anchors = list(self.result.anchors)
@@ -96,13 +101,13 @@ class Combiner:
             choices = group.by_anchor[anchor]
             if group.spread:
                 for rc_id, amount in group.amounts.items():
-                    slots.append(_Slot('', {rc_id: amount},
-                                       list(choices[rc_id])))
+                    slots.append(_Slot('', {rc_id: amount}, choices[rc_id]))
             else:
-                slots.append(_Slot(group.suffix, group.amounts,
-                                   list(choices)))
+                slots.append(_Slot(group.suffix, group.amounts, choices))
         if self.shuffle:
+            # Copies: the search result's lists serve every anchor.
             for slot in slots:
+                slot.options = list(slot.options)
                 self.shuffle(slot.options)
         return slots
 
@@ -163,8 +168,7 @@ class Combiner:
         is asked once, and the search only offers providers with room for
         their amount), so only the group's traits are checked."""
         group = self.result.groups[0]
-        names = [self.result.class_names[rc_id] for rc_id in group.amounts]
-        amounts = list(group.amounts.values())
+        names, amounts = self._lone_group_takes
         required = group.required_trait_ids
         owners = group.trait_owners
         for chosen in itertools.product(*(slot.options for slot in slots)):
