@@ -174,8 +174,8 @@ class _Read:
     changed once made: a later request may share it, or patch a copy of it
     (see _LAST_CLOUD)."""
 
-    __slots__ = ('state', 'usage', 'providers', 'used', '_holders',
-                 '_capacities')
+    __slots__ = ('state', 'usage', 'providers', 'used',
+                 '_holders_by_class', '_capacities')
 
     def __init__(self, providers, used, holders=None, state=None,
                  usage=None):
@@ -185,39 +185,43 @@ class _Read:
         self.used = used
         #: {rc id: {provider id: (root id, capacity, min_unit, max_unit,
         #: step_size)}}
-        self._holders = {} if holders is None else holders
+        self._holders_by_class = {} if holders is None else holders
         #: {rc id: {provider id: Capacity}}, made when first asked for.
         self._capacities = {}
         #: The state and usage read, as _Lines (whole-cloud reads only).
         self.state = state
         self.usage = usage
 
-    def capacities(self, rc_id):
-        """{provider id: Capacity} of every inventory of ``rc_id``, with
-        the usage of this read."""
-        found = self._capacities.get(rc_id)
-        if found is None:
+    def capacities(self, rc_ids):
+        """{rc id: {provider id: Capacity}} of every inventory of
+        ``rc_ids``, with the usage of this read."""
+        made = self._capacities
+        missing = [rc_id for rc_id in rc_ids if rc_id not in made]
+        if missing:
+            holders = self._holders(missing)
             used_of = self.used
-            found = {}
-            for provider_id, (tree, capacity, min_unit, max_unit,
-                              step_size) in self._holders_of(rc_id).items():
-                used = used_of.get(provider_id)
-                # tuple.__new__: a third of the cost of Capacity(...).
-                found[provider_id] = _new_tuple(Capacity, (
-                    tree, capacity, used.get(rc_id, 0) if used else 0,
-                    min_unit, max_unit, step_size))
-            self._capacities[rc_id] = found
-        return found
+            for rc_id in missing:
+                found = {}
+                for provider_id, (tree, capacity, min_unit, max_unit,
+                                  step_size) in holders[rc_id].items():
+                    used = used_of.get(provider_id)
+                    # tuple.__new__: a third of the cost of Capacity(...).
+                    found[provider_id] = _new_tuple(Capacity, (
+                        tree, capacity, used.get(rc_id, 0) if used else 0,
+                        min_unit, max_unit, step_size))
+                made[rc_id] = found
+        return {rc_id: made[rc_id] for rc_id in rc_ids}
 
-    def _holders_of(self, rc_id):
-        """{provider id: (root id, capacity, min_unit, max_unit,
-        step_size)} of the holders of ``rc_id``."""
-        holders = self._holders
-        if rc_id not in holders:
-            held = {}
-            _index(self.providers, {rc_id: held})
-            holders[rc_id] = held
-        return holders[rc_id]
+    def _holders(self, rc_ids):
+        """The holders of at least the classes ``rc_ids``: {rc id:
+        {provider id: (root id, capacity, min_unit, max_unit,
+        step_size)}}, indexing those not indexed yet in one pass."""
+        holders = self._holders_by_class
+        missing = {rc_id: {} for rc_id in rc_ids if rc_id not in holders}
+        if missing:
+            _index(self.providers, missing)
+            holders.update(missing)
+        return holders
 
     def patched(self, state, usage, place):
         """This read of the whole cloud brought up to ``state`` and
@@ -234,7 +238,7 @@ class _Read:
         if not (gone_lines or new_lines or gone_usage or new_usage):
             return self
         providers = self.providers
-        holders = self._holders
+        holders = self._holders_by_class
         if gone_lines or new_lines:
             gone = {int(line.split(' ', 1)[0]) for line in gone_lines}
             providers = dict(providers)
@@ -503,7 +507,7 @@ class Snapshot:
         read = self._read(scope, params)
         if not only_classes:
             self._cover(root_id, window)
-        found = {rc_id: read.capacities(rc_id) for rc_id in rc_ids}
+        found = read.capacities(rc_ids)
         if windowed and not only_classes:
             holding = set().union(*found.values())
             self._rare_classes[classes] = (
