@@ -261,8 +261,9 @@ class _Read:
         return _Read(providers, used, holders, state, usage)
 
 
-#: Nothing read yet: the first whole-cloud read of a process patches this.
-_NOTHING_READ = _Read({}, {}, state=_Lines(''), usage=_Lines(''))
+def _nothing_read():
+    """What the first whole-cloud read of a process patches."""
+    return _Read({}, {}, state=_Lines(''), usage=_Lines(''))
 
 
 def _state_row(line):
@@ -629,7 +630,7 @@ class Snapshot:
         queries = _cloud_queries(self._ids_reused)
         state = _Lines(conn.execute(queries.state).scalar())
         usage = _Lines(conn.execute(queries.usage).scalar())
-        last = _LAST_CLOUD.get(conn.engine, _NOTHING_READ)
+        last = _LAST_CLOUD.get(conn.engine) or _nothing_read()
         read = _LAST_CLOUD[conn.engine] = last.patched(state, usage,
                                                        self._places)
         return read
