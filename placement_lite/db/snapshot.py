@@ -237,6 +237,7 @@ class _Read:
         gone_usage, new_usage = usage.changes_since(self.usage)
         if not (gone_lines or new_lines or gone_usage or new_usage):
             return self
+        # With the same providers, the same holders serve.
         providers = self.providers
         holders = self._holders_by_class
         if gone_lines or new_lines:

@@ -29,9 +29,9 @@ def plain_strings_json(value):
     return orjson.dumps(value).replace(b',', b', ').replace(b':', b': ')
 
 
-def render_json_bytes(resp, data, status=200):
-    """render() for a body already made into JSON bytes."""
-    resp.status = status
+def render_json_bytes(resp, data):
+    """render() for a body already made into JSON bytes (200)."""
+    resp.status = 200
     resp.content_type = JSON
     resp.data = data
 

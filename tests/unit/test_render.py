@@ -61,8 +61,17 @@ FOUND = Candidates(
      2: _summary(B, A, 0, ())})
 REQUEST = types.SimpleNamespace(requested_resource_classes={'VCPU',
                                                             'DISK_GB'})
-SHOWN_BEFORE_1_27 = {'VCPU': {'capacity': 8, 'used': 3},
-                     'DISK_GB': {'capacity': 100, 'used': 0}}
+A_RESOURCES = {'VCPU': {'capacity': 8, 'used': 3},
+               'DISK_GB': {'capacity': 100, 'used': 0}}
+B_RESOURCES = {'VCPU': {'capacity': 8, 'used': 0},
+               'DISK_GB': {'capacity': 100, 'used': 0}}
+ALLOCATIONS_FROM_1_12 = {A: {'resources': {'VCPU': 2}},
+                         B: {'resources': {'DISK_GB': 10}}}
+SUMMARIES_FROM_1_29 = {
+    A: {'resources': A_RESOURCES, 'traits': ['HW_CPU_X86_AVX2'],
+        'parent_provider_uuid': None, 'root_provider_uuid': A},
+    B: {'resources': B_RESOURCES, 'traits': [], 'parent_provider_uuid': A,
+        'root_provider_uuid': A}}
 
 
 @pytest.mark.parametrize('version, expected', [
@@ -71,35 +80,15 @@ SHOWN_BEFORE_1_27 = {'VCPU': {'capacity': 8, 'used': 3},
             {'resource_provider': {'uuid': A}, 'resources': {'VCPU': 2}},
             {'resource_provider': {'uuid': B},
              'resources': {'DISK_GB': 10}}]}],
-        'provider_summaries': {
-            A: {'resources': SHOWN_BEFORE_1_27},
-            B: {'resources': {'VCPU': {'capacity': 8, 'used': 0},
-                              'DISK_GB': {'capacity': 100, 'used': 0}}}}}),
+        'provider_summaries': {A: {'resources': A_RESOURCES},
+                               B: {'resources': B_RESOURCES}}}),
     ((1, 29), {
-        'allocation_requests': [{'allocations': {
-            A: {'resources': {'VCPU': 2}},
-            B: {'resources': {'DISK_GB': 10}}}}],
-        'provider_summaries': {
-            A: {'resources': SHOWN_BEFORE_1_27,
-                'traits': ['HW_CPU_X86_AVX2'],
-                'parent_provider_uuid': None, 'root_provider_uuid': A},
-            B: {'resources': {'VCPU': {'capacity': 8, 'used': 0},
-                              'DISK_GB': {'capacity': 100, 'used': 0}},
-                'traits': [], 'parent_provider_uuid': A,
-                'root_provider_uuid': A}}}),
+        'allocation_requests': [{'allocations': ALLOCATIONS_FROM_1_12}],
+        'provider_summaries': SUMMARIES_FROM_1_29}),
     ((1, 34), {
-        'allocation_requests': [{
-            'allocations': {A: {'resources': {'VCPU': 2}},
-                            B: {'resources': {'DISK_GB': 10}}},
-            'mappings': {'': [A, B]}}],
-        'provider_summaries': {
-            A: {'resources': SHOWN_BEFORE_1_27,
-                'traits': ['HW_CPU_X86_AVX2'],
-                'parent_provider_uuid': None, 'root_provider_uuid': A},
-            B: {'resources': {'VCPU': {'capacity': 8, 'used': 0},
-                              'DISK_GB': {'capacity': 100, 'used': 0}},
-                'traits': [], 'parent_provider_uuid': A,
-                'root_provider_uuid': A}}}),
+        'allocation_requests': [{'allocations': ALLOCATIONS_FROM_1_12,
+                                 'mappings': {'': [A, B]}}],
+        'provider_summaries': SUMMARIES_FROM_1_29}),
 ], ids=['1.10', '1.29', '1.34'])
 def test_candidates_render_as_json_dumps_would(version, expected):
     rendered = allocation_candidates.render(FOUND, REQUEST, version)
