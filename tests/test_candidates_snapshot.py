@@ -24,12 +24,12 @@ def statements(environment):
     """Each SQL statement run, in order."""
     read = []
 
-    @sa.event.listens_for(environment.db.engine, 'before_cursor_execute')
+    @sa.event.listens_for(environment.db.read_engine, 'before_cursor_execute')
     def record(_conn, _cursor, statement, _params, _context, _many):
         read.append(statement)
 
     yield read
-    sa.event.remove(environment.db.engine, 'before_cursor_execute', record)
+    sa.event.remove(environment.db.read_engine, 'before_cursor_execute', record)
 
 
 def _create_host(env, name, vcpus):
@@ -103,11 +103,11 @@ def test_whole_cloud_reads_place_again_only_changed_providers(
 
     monkeypatch.setattr(snapshot.Snapshot, '_places', recording)
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
-    at_rest = snapshot._LAST_CLOUD[environment.db.engine]
+    at_rest = snapshot._LAST_CLOUD[environment.db.read_engine]
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
     assert placed == [2]
     # Nothing changed: the last read serves as it is.
-    assert snapshot._LAST_CLOUD[environment.db.engine] is at_rest
+    assert snapshot._LAST_CLOUD[environment.db.read_engine] is at_rest
     _put_inventories(environment, 'cn2', 16, generation=1)
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 16}
     assert placed == [2, 1]
@@ -178,7 +178,7 @@ def test_patched_whole_cloud_reads_answer_as_fresh_ones(environment):
         patched = worlds.candidates(environment, query)
         for kept in (snapshot._LAST_CLOUD, snapshot._STOCK,
                      snapshot._SHOWN):
-            kept.pop(environment.db.engine, None)
+            kept.pop(environment.db.read_engine, None)
         assert patched == worlds.candidates(environment, query)
 
 

@@ -1,11 +1,17 @@
-"""Database engine and transactions.
+"""Database engines and transactions.
 
-Every request runs its SQL inside one transaction obtained here:
-``db.reader()`` for reads, ``db.writer()`` for writes. On SQLite a writer
-starts with ``BEGIN IMMEDIATE`` so concurrent writers are serialised by the
-database instead of failing half-way; on PostgreSQL writers rely on provider
-and consumer generations (optimistic concurrency) and on row locks taken in a
-fixed order by the domain code.
+Every request runs its SQL on one connection obtained here: ``db.reader()``
+for reads, ``db.writer()`` for writes, each in a transaction. On SQLite a
+writer starts with ``BEGIN IMMEDIATE`` so concurrent writers are serialised
+by the database instead of failing half-way; on PostgreSQL writers rely on
+provider and consumer generations (optimistic concurrency) and on row locks
+taken in a fixed order by the domain code.
+
+On PostgreSQL readers have a pool of their own, in autocommit. At READ
+COMMITTED, the isolation level used, each statement sees its own snapshot
+whether in a transaction or not, so BEGIN and COMMIT would only add two
+round trips to every read; and a round trip costs more than most reads
+take to run.
 """
 
 import contextlib
@@ -30,7 +36,10 @@ def default_connection_url():
 
 
 def create_engine(url, max_pool_size=None, max_overflow=None,
-                  pool_timeout=None, pool_recycle=3600, echo=False):
+                  pool_timeout=None, pool_recycle=3600, echo=False,
+                  autocommit=False):
+    """An engine for ``url``; ``autocommit`` (PostgreSQL only) runs every
+    statement in a transaction of its own."""
     url = sa.engine.make_url(url)
     if url.get_backend_name() == 'sqlite':
         database = url.database
@@ -44,6 +53,8 @@ def create_engine(url, max_pool_size=None, max_overflow=None,
         return engine
     kwargs = {'pool_pre_ping': True, 'pool_recycle': pool_recycle,
               'echo': echo}
+    if autocommit:
+        kwargs['isolation_level'] = 'AUTOCOMMIT'
     if max_pool_size is not None:
         kwargs['pool_size'] = max_pool_size
     if max_overflow is not None:
@@ -74,6 +85,11 @@ class Database:
     def __init__(self, url, **engine_kwargs):
         self.url = str(url)
         self.engine = create_engine(url, **engine_kwargs)
+        if self.engine.dialect.name == 'postgresql':
+            self.read_engine = create_engine(url, autocommit=True,
+                                             **engine_kwargs)
+        else:
+            self.read_engine = self.engine
 
     @property
     def dialect(self):
@@ -81,7 +97,7 @@ class Database:
 
     @contextlib.contextmanager
     def reader(self):
-        with self.engine.connect() as conn:
+        with self.read_engine.connect() as conn:
             with conn.begin():
                 yield conn
 
@@ -94,6 +110,7 @@ class Database:
 
     def dispose(self):
         self.engine.dispose()
+        self.read_engine.dispose()
 
 
 def from_conf(conf):
