@@ -3,7 +3,9 @@ use, read once per request and shared by the search, the combination and
 the provider summaries.
 
 For each scope of trees a request looks at (the whole cloud, a window of
-trees, one tree, the trees of some roots) two things are read:
+trees, one tree, the trees of some roots) two things are read, in one
+statement (each round trip to the database costs more than most of these
+reads take to run):
 
 * every provider's place and version: parent, root, generation and, on
   SQLite, creation time;
@@ -145,7 +147,7 @@ def _rows(conn, query, params):
 
 class _Lines:
     """A table read as one text value, one line per row (see
-    _cloud_queries): compared whole with the last read of the same table,
+    _cloud_query): compared whole with the last read of the same table,
     which is cheap, and as a set of lines only when it differs."""
 
     __slots__ = ('text', '_lines')
@@ -359,11 +361,13 @@ _WHOLE_CLOUD = _Scope()
 
 
 class _ScopeQueries(typing.NamedTuple):
-    """The statements reading one scope: place and version, and usage, on
+    """The statements reading one scope: place and version with usage, on
     every read; uuids, inventories and traits for stale stocks."""
 
-    state: object
-    usage: object
+    #: Rows (id, parent id, root id, generation, identity, None, None) for
+    #: the providers, then (provider id, None, None, None, None, rc id,
+    #: amount used) for their usage.
+    places_and_usage: object
     uuids: object
     inventories: object
     traits: object
@@ -383,14 +387,6 @@ def _identity(ids_reused):
     return sa.literal(_ONE_IDENTITY, sa.Text)
 
 
-class _CloudQueries(typing.NamedTuple):
-    """The statements reading the state and usage of the whole cloud, each
-    as one text value (see _Lines)."""
-
-    state: object
-    usage: object
-
-
 def _text_lines(*columns):
     """An aggregate of ``columns`` as text: one line per row, the values
     separated by spaces, NULL as an empty value. (Comparing one text with
@@ -400,12 +396,14 @@ def _text_lines(*columns):
     for column in columns:
         value = sa.func.coalesce(sa.cast(column, sa.Text), '')
         line = value if line is None else line.concat(' ').concat(value)
-    return sa.select(sa.func.aggregate_strings(line, '\n'))
+    return sa.select(sa.func.aggregate_strings(line, '\n')).scalar_subquery()
 
 
 @functools.cache
-def _cloud_queries(ids_reused):
-    return _CloudQueries(
+def _cloud_query(ids_reused):
+    """The state of every provider and every allocation, as two text
+    values (see _Lines)."""
+    return sa.select(
         _text_lines(rp.c.id, rp.c.parent_provider_id, rp.c.root_provider_id,
                     rp.c.generation, _identity(ids_reused)),
         _text_lines(alloc.c.id, alloc.c.resource_provider_id,
@@ -414,10 +412,12 @@ def _cloud_queries(ids_reused):
 
 @functools.cache
 def _scope_queries(scope, ids_reused):
+    no_integer = sa.cast(sa.null(), sa.Integer)
     state = sa.select(rp.c.id, rp.c.parent_provider_id,
                       rp.c.root_provider_id, rp.c.generation,
-                      _identity(ids_reused))
-    usage = (sa.select(alloc.c.resource_provider_id,
+                      _identity(ids_reused), no_integer, no_integer)
+    usage = (sa.select(alloc.c.resource_provider_id, no_integer, no_integer,
+                       no_integer, sa.cast(sa.null(), sa.Text),
                        alloc.c.resource_class_id, sa.func.sum(alloc.c.used))
              .group_by(alloc.c.resource_provider_id,
                        alloc.c.resource_class_id))
@@ -432,8 +432,8 @@ def _scope_queries(scope, ids_reused):
         .select_from(rpt.join(traits, traits.c.id == rpt.c.trait_id))
         .order_by(rpt.c.trait_id))
     return _ScopeQueries(
-        state.where(*scope.conditions(rp)),
-        scope.of_providers(usage, alloc.c.resource_provider_id),
+        sa.union_all(state.where(*scope.conditions(rp)),
+                     scope.of_providers(usage, alloc.c.resource_provider_id)),
         uuids.where(*scope.conditions(rp)),
         scope.of_providers(inventories, inv.c.resource_provider_id),
         scope.of_providers(trait_names, rpt.c.resource_provider_id))
@@ -607,15 +607,17 @@ class Snapshot:
             read = self._read_cloud()
         else:
             queries = _scope_queries(scope, self._ids_reused)
-            places = self._places(_rows(conn, queries.state, params))
+            state = []
             used = {}
-            for provider_id, rc_id, amount in _rows(conn, queries.usage,
-                                                    params):
-                if provider_id in used:
-                    used[provider_id][rc_id] = amount
+            for row in _rows(conn, queries.places_and_usage, params):
+                rc_id = row[5]
+                if rc_id is None:
+                    state.append(row[:5])
+                elif row[0] in used:
+                    used[row[0]][rc_id] = row[6]
                 else:
-                    used[provider_id] = {rc_id: amount}
-            read = _Read(places, used)
+                    used[row[0]] = {rc_id: row[6]}
+            read = _Read(self._places(state), used)
         self._providers.update(read.providers)
         used = self._used
         if used:
@@ -628,9 +630,8 @@ class Snapshot:
         """The _Read of the whole cloud: the last one made in this process,
         patched (see _Read.patched)."""
         conn = self.conn
-        queries = _cloud_queries(self._ids_reused)
-        state = _Lines(conn.execute(queries.state).scalar())
-        usage = _Lines(conn.execute(queries.usage).scalar())
+        state, usage = conn.execute(_cloud_query(self._ids_reused)).one()
+        state, usage = _Lines(state), _Lines(usage)
         last = _LAST_CLOUD.get(conn.engine) or _nothing_read()
         read = _LAST_CLOUD[conn.engine] = last.patched(state, usage,
                                                        self._places)
