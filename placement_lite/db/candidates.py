@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from placement_lite.db import tables
 
 rp = tables.resource_providers
+rc = tables.resource_classes
 rpt = tables.resource_provider_traits
 rpa = tables.resource_provider_aggregates
 aggs = tables.placement_aggregates
@@ -145,15 +146,25 @@ def provider_ids_in_any_aggregate(conn, uuids):
                                     known.values())
 
 
-_SHARING_PROVIDERS = (
-    sa.select(rpt.c.resource_provider_id)
+_CLASSES_AND_SHARING_PROVIDERS = sa.union_all(
+    sa.select(rc.c.id, rc.c.name),
+    sa.select(rpt.c.resource_provider_id, sa.cast(sa.null(), sa.String))
     .select_from(rpt.join(traits, traits.c.id == rpt.c.trait_id))
     .where(traits.c.name == SHARING_TRAIT))
 
 
-def sharing_provider_ids(conn):
-    """Providers that share their inventory with their aggregates."""
-    return set(conn.execute(_SHARING_PROVIDERS).scalars().all())
+def classes_and_sharing_providers(conn):
+    """({id: name} of every resource class, ids of the providers that share
+    their inventory with their aggregates): what every search starts from,
+    in one round trip."""
+    class_names = {}
+    sharing = set()
+    for id_, name in conn.execute(_CLASSES_AND_SHARING_PROVIDERS):
+        if name is None:
+            sharing.add(id_)
+        else:
+            class_names[id_] = name
+    return class_names, sharing
 
 
 _AGGREGATES_OF = (

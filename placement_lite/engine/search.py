@@ -98,10 +98,11 @@ class Searcher:
     def __init__(self, conn, request):
         self.conn = conn
         self.allowed_anchors = _allowed_anchors(conn, request)
-        self.sharing = db.sharing_provider_ids(conn)
+        #: {id: name} of every resource class (and its inverse below);
+        #: the providers sharing their inventory.
+        self.class_names, self.sharing = db.classes_and_sharing_providers(
+            conn)
         groups = list(request.groups.values())
-        #: {id: name} of every resource class, and its inverse.
-        self.class_names = lookups.resource_class_names(conn)
         self.class_ids = {name: id_ for id_, name in self.class_names.items()}
         #: What the providers searched have and use.
         self.snapshot = snapshot.Snapshot(conn, self.class_names)
