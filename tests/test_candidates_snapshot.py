@@ -2,8 +2,9 @@
 are read once per process and again after a change or a replacement; the
 resources summaries show follow usage; a provider deleted while a request
 reads it is left out; windows after one with few holders of the classes
-asked for read only the holders; nothing read is left in a reference
-cycle."""
+asked for read only the holders, and a last window holding most of the
+cloud is cut out of a whole-cloud read; nothing read is left in a
+reference cycle."""
 
 import collections
 import gc
@@ -265,6 +266,9 @@ RARE_LATE = (
     + [{'name': 'late', 'inventories': {'CUSTOM_RARE': 1}}])
 FIRST_FULL = [{'name': 'h%d' % i, 'inventories': {'VCPU': 4},
                'used': {'VCPU': 4} if i < 150 else {}} for i in range(200)]
+FIRST_FULL_OF_150 = [{'name': 'h%d' % i, 'inventories': {'VCPU': 4},
+                      'used': {'VCPU': 4} if i < 64 else {}}
+                     for i in range(150)]
 
 
 @pytest.mark.parametrize('world, resources, chosen, sizes', [
@@ -276,7 +280,12 @@ FIRST_FULL = [{'name': 'h%d' % i, 'inventories': {'VCPU': 4},
     # provider in it has VCPU: the next window (128 trees) is read whole,
     # and its trees are not read again for the summaries.
     (FIRST_FULL, 'VCPU:1', 'h150', [64, 128]),
-], ids=['few-holders', 'many-holders'])
+    # The first window gives nothing; the next (128 trees asked for) is the
+    # last 86, more than were searched before it: it is cut out of a read
+    # of the whole cloud (150 providers), and nothing is read again for
+    # the summaries.
+    (FIRST_FULL_OF_150, 'VCPU:1', 'h64', [64, 150]),
+], ids=['few-holders', 'many-holders', 'last-window-most-of-the-cloud'])
 def test_windows_after_the_first_read_whole_unless_holders_are_few(
         environment, monkeypatch, world, resources, chosen, sizes):
     """limit=1 on 200 trees: the providers each Snapshot read returns."""

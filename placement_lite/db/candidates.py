@@ -11,6 +11,7 @@ keying a statement costs more than running the small ones.
 
 import collections
 import functools
+import typing
 
 import sqlalchemy as sa
 
@@ -43,15 +44,27 @@ _ROOTS_AFTER = (_ROOTS.where(rp.c.id > sa.bindparam('after_id'))
                 .order_by(rp.c.id).limit(sa.bindparam('count')))
 
 
+class RootWindow(typing.NamedTuple):
+    """Trees in creation order, from root id ``first`` to ``last``."""
+
+    first: int
+    last: int
+    #: How many trees it holds.
+    trees: int
+    #: Whether no tree comes after it.
+    is_final: bool
+
+
 def root_window(conn, after_id, count):
-    """(first, last, is_final) for the next ``count`` trees in creation
-    order after root ``after_id`` (None: from the start): their first and
-    last root ids, and whether no tree comes after them. None when there
-    are no more trees."""
+    """The RootWindow of the next ``count`` trees in creation order after
+    root ``after_id`` (None: from the start); None when there are no more
+    trees."""
     query = _FIRST_ROOTS if after_id is None else _ROOTS_AFTER
     ids = conn.execute(query, {'after_id': after_id,
                                'count': count}).scalars().all()
-    return (ids[0], ids[-1], len(ids) < count) if ids else None
+    if not ids:
+        return None
+    return RootWindow(ids[0], ids[-1], len(ids), len(ids) < count)
 
 
 @functools.cache

@@ -472,18 +472,26 @@ class Snapshot:
         #: Trees read whole: every tree, or those of these windows and
         #: roots.
         self._whole_cloud = False
+        #: The _Read of the whole cloud windows are cut from, once read.
+        self._cloud = None
         self._windows = []
         self._trees = set()
         #: {frozenset of rc ids: whether few providers of a window read
         #: whole had an inventory of them}.
         self._rare_classes = {}
 
-    def capacities(self, rc_ids, root_id=None, window=None, also_ids=()):
+    def capacities(self, rc_ids, root_id=None, window=None, also_ids=(),
+                   cut_from_cloud=False):
         """{rc id: {provider id: Capacity}} for every inventory of
         ``rc_ids``, reading the providers of the whole cloud, or with
         ``root_id`` those of that tree, or with ``window`` (an inclusive
         range of root ids) those of those trees and ``also_ids``: the cost
         is then bounded by the window.
+
+        With ``cut_from_cloud`` a window (without ``root_id``) is cut out
+        of a read of the whole cloud: the better deal when it holds most
+        trees, as the last whole-cloud read is kept between requests and
+        a window's is not.
 
         Once a window read whole has shown that fewer than a quarter of
         its providers have an inventory of ``rc_ids``, later windows read
@@ -494,8 +502,10 @@ class Snapshot:
         them."""
         if not rc_ids:
             return {}
-        classes = frozenset(rc_ids)
         windowed = window is not None and root_id is None
+        if windowed and cut_from_cloud:
+            return self._cut_from_cloud(rc_ids, window, also_ids)
+        classes = frozenset(rc_ids)
         only_classes = windowed and self._rare_classes.get(classes, False)
         scope = _Scope(by_root=root_id is not None,
                        by_window=window is not None,
@@ -515,6 +525,17 @@ class Snapshot:
             self._rare_classes[classes] = (
                 4 * len(holding) < len(read.providers))
         return found
+
+    def _cut_from_cloud(self, rc_ids, window, also_ids):
+        if self._cloud is None:
+            self._cloud = self._read(_WHOLE_CLOUD, {})
+            self._cover(None, None)
+        first, last = window
+        return {rc_id: {provider_id: capacity
+                        for provider_id, capacity in held.items()
+                        if first <= capacity.root_id <= last
+                        or provider_id in also_ids}
+                for rc_id, held in self._cloud.capacities(rc_ids).items()}
 
     def parents(self, root_ids):
         """{provider id: parent id} for every provider of the given

@@ -93,19 +93,26 @@ def _find_in_windows(conn, request, bound):
     chosen = []
     roots = {}
     after = None
+    searched = 0
     size = max(2 * bound, WINDOW_MIN)
     try:
         while len(chosen) < bound:
             window = db.root_window(conn, after, size)
             if window is None:
                 break
-            first, last, is_final = window
             # A first window holding every tree is the whole cloud, which
             # the unscoped queries search faster.
-            whole_cloud = after is None and is_final
-            after = last
+            whole_cloud = after is None and window.is_final
+            # A last window holding at least as many trees as all before it
+            # is half the cloud or more: it is cut out of a read of the
+            # whole cloud, which the process keeps between requests.
+            most_of_cloud = window.is_final and window.trees >= searched
+            after = window.last
+            searched += window.trees
             size *= 2
-            found = searcher.search(None if whole_cloud else (first, last))
+            found = searcher.search(
+                None if whole_cloud else (window.first, window.last),
+                cut_from_cloud=most_of_cloud)
             if found is None:
                 continue
             combiner = combine.Combiner(found, request,

@@ -108,8 +108,10 @@ class Searcher:
         self.snapshot = snapshot.Snapshot(conn, self.class_names)
         self._groups = [
             _GroupSearch(conn, group, self) for group in groups]
-        #: The window being searched (None: the whole cloud).
+        #: The window being searched (None: the whole cloud), and whether
+        #: it is cut out of a read of the whole cloud.
         self.window = None
+        self.cut_from_cloud = False
         self._inventories = {}
         #: {sharing provider id: anchors in the current window}.
         self.anchors_of_sharing = {}
@@ -120,12 +122,14 @@ class Searcher:
     def all_groups_reached(self):
         return self.groups_reached == len(self._groups)
 
-    def search(self, window=None):
-        """The SearchResult for ``window`` (None: the whole cloud).
+    def search(self, window=None, cut_from_cloud=False):
+        """The SearchResult for ``window`` (None: the whole cloud); see
+        Snapshot.capacities for ``cut_from_cloud``.
 
         Raises NoCandidates when a group cannot be served anywhere; in a
         window, returns None when some group cannot be served there."""
         self.window = window
+        self.cut_from_cloud = cut_from_cloud
         self._inventories = {}
         self.anchors_of_sharing = {}
         capacities = {}
@@ -159,7 +163,8 @@ class Searcher:
                       for name in searcher.group.resources
                       if name in self.class_ids}
             self._inventories[in_tree] = self.snapshot.capacities(
-                rc_ids, tree_root, self.window, also_ids=self.sharing)
+                rc_ids, tree_root, self.window, also_ids=self.sharing,
+                cut_from_cloud=self.cut_from_cloud)
         return self._inventories[in_tree]
 
 
