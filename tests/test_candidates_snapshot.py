@@ -266,6 +266,7 @@ RARE_LATE = (
     + [{'name': 'late', 'inventories': {'CUSTOM_RARE': 1}}])
 FIRST_FULL = [{'name': 'h%d' % i, 'inventories': {'VCPU': 4},
                'used': {'VCPU': 4} if i < 150 else {}} for i in range(200)]
+RARE_LATE_OF_151 = RARE_LATE[:150] + RARE_LATE[-1:]
 FIRST_FULL_OF_150 = [{'name': 'h%d' % i, 'inventories': {'VCPU': 4},
                       'used': {'VCPU': 4} if i < 64 else {}}
                      for i in range(150)]
@@ -276,6 +277,9 @@ FIRST_FULL_OF_150 = [{'name': 'h%d' % i, 'inventories': {'VCPU': 4},
     # class: later windows read only its holders (none, then 'late'), and
     # the summaries then read the tree of 'late'.
     (RARE_LATE, 'CUSTOM_RARE:1', 'late', [64, 0, 1, 1]),
+    # The same when the last window holds more trees than were searched
+    # before it: only its holders are read, not the whole cloud.
+    (RARE_LATE_OF_151, 'CUSTOM_RARE:1', 'late', [64, 1, 1]),
     # The first window gives nothing (its hosts are full), but every
     # provider in it has VCPU: the next window (128 trees) is read whole,
     # and its trees are not read again for the summaries.
@@ -285,7 +289,8 @@ FIRST_FULL_OF_150 = [{'name': 'h%d' % i, 'inventories': {'VCPU': 4},
     # of the whole cloud (150 providers), and nothing is read again for
     # the summaries.
     (FIRST_FULL_OF_150, 'VCPU:1', 'h64', [64, 150]),
-], ids=['few-holders', 'many-holders', 'last-window-most-of-the-cloud'])
+], ids=['few-holders', 'few-holders-last-window-most-of-the-cloud',
+         'many-holders', 'last-window-most-of-the-cloud'])
 def test_windows_after_the_first_read_whole_unless_holders_are_few(
         environment, monkeypatch, world, resources, chosen, sizes):
     """limit=1 on 200 trees: the providers each Snapshot read returns."""

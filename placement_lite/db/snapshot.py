@@ -495,18 +495,18 @@ class Snapshot:
 
         Once a window read whole has shown that fewer than a quarter of
         its providers have an inventory of ``rc_ids``, later windows read
-        only those that have one: few of their trees can be shown, and
-        those are read again when they are.
+        only those that have one, even with ``cut_from_cloud``: few of
+        their trees can be shown, and those are read again when they are.
 
         The dicts returned may be shared with other requests: never change
         them."""
         if not rc_ids:
             return {}
         windowed = window is not None and root_id is None
-        if windowed and cut_from_cloud:
-            return self._cut_from_cloud(rc_ids, window, also_ids)
         classes = frozenset(rc_ids)
         only_classes = windowed and self._rare_classes.get(classes, False)
+        if windowed and cut_from_cloud and not only_classes:
+            return self._cut_from_cloud(rc_ids, window, also_ids)
         scope = _Scope(by_root=root_id is not None,
                        by_window=window is not None,
                        with_also=window is not None and bool(also_ids),
