@@ -469,10 +469,9 @@ class Snapshot:
         self._providers = {}
         #: {provider id: {rc id: amount used}}; no entry: nothing used.
         self._used = {}
-        #: Trees read whole: every tree, or those of these windows and
+        #: Trees read whole: every tree (the _Read of the whole cloud, once
+        #: read; windows may be cut from it), or those of these windows and
         #: roots.
-        self._whole_cloud = False
-        #: The _Read of the whole cloud windows are cut from, once read.
         self._cloud = None
         self._windows = []
         self._trees = set()
@@ -528,8 +527,7 @@ class Snapshot:
 
     def _cut_from_cloud(self, rc_ids, window, also_ids):
         if self._cloud is None:
-            self._cloud = self._read(_WHOLE_CLOUD, {})
-            self._cover(None, None)
+            self._read(_WHOLE_CLOUD, {})
         first, last = window
         return {rc_id: {provider_id: capacity
                         for provider_id, capacity in held.items()
@@ -590,12 +588,10 @@ class Snapshot:
                 if place[1] in root_ids]
 
     def _cover(self, root_id, window):
-        """Note the trees just read whole: the whole cloud, the tree
-        ``root_id`` and/or the trees of ``window``."""
+        """Note the trees just read whole: the tree ``root_id`` and/or the
+        trees of ``window`` (_read notes the whole cloud)."""
         if window is None:
-            if root_id is None:
-                self._whole_cloud = True
-            else:
+            if root_id is not None:
                 self._trees.add(root_id)
         elif root_id is None:
             self._windows.append(window)
@@ -603,7 +599,7 @@ class Snapshot:
             self._trees.add(root_id)
 
     def _covers(self, root_id):
-        return (self._whole_cloud or root_id in self._trees
+        return (self._cloud is not None or root_id in self._trees
                 or any(first <= root_id <= last
                        for first, last in self._windows))
 
@@ -615,9 +611,7 @@ class Snapshot:
             return
         scope, params = _trees_scope(self.conn, missing)
         self._read(scope, params)
-        if scope == _WHOLE_CLOUD:
-            self._whole_cloud = True
-        else:
+        if scope != _WHOLE_CLOUD:
             self._trees.update(missing)
 
     def _read(self, scope, params):
@@ -625,7 +619,7 @@ class Snapshot:
         returns their _Read."""
         conn = self.conn
         if scope == _WHOLE_CLOUD:
-            read = self._read_cloud()
+            read = self._cloud = self._read_cloud()
         else:
             queries = _scope_queries(scope, self._ids_reused)
             state = []
