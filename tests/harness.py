@@ -175,13 +175,16 @@ def create_postgres_database(name, migrated=False):
     """
     if migrated and 'postgresql' not in _templates:
         _templates['postgresql'] = _make_template('postgresql')
-    server = postgres_server()
-    statement = 'CREATE DATABASE %s' % name
-    if migrated:
-        statement += ' TEMPLATE %s' % _templates['postgresql']
-    with server.admin_engine().connect() as conn:
-        conn.exec_driver_sql(statement)
-    return server.url(name)
+    return postgres_server().create_database(
+        name, template=_templates['postgresql'] if migrated else None)
+
+
+def empty_database_url(backend):
+    """The URL of a new database without any schema, on ``backend``."""
+    name = 'empty_%d_%d' % (os.getpid(), next(_counter))
+    if backend == 'sqlite':
+        return 'sqlite:///' + os.path.join(_workdir, name + '.sqlite')
+    return create_postgres_database(name)
 
 
 def _make_template(backend):
@@ -202,9 +205,18 @@ def _make_template(backend):
 
 
 class PostgresServer:
-    """A throwaway PostgreSQL cluster in a temporary directory."""
+    """A throwaway PostgreSQL cluster in a temporary directory.
 
-    def __init__(self):
+    With ``primary`` (another PostgresServer), a streaming replica of it,
+    made by ``pg_basebackup -R``: read-only, replaying what the primary
+    writes. Durability is traded for speed: no fsync and, unless
+    ``synchronous_commit``, commits that do not wait for their WAL to be
+    written (a replica only receives written WAL, so such a primary feeds
+    it about every 200 ms, its ``wal_writer_delay``).
+    """
+
+    def __init__(self, primary=None, synchronous_commit=False):
+        self.synchronous_commit = synchronous_commit
         self.bindir = _find_postgres_bindir()
         self.datadir = tempfile.mkdtemp(prefix='placement-lite-pg-')
         self.port = _free_port()
@@ -212,16 +224,32 @@ class PostgresServer:
         if self.run_as:
             entry = pwd.getpwnam(self.run_as)
             os.chown(self.datadir, entry.pw_uid, entry.pw_gid)
-        self._run('initdb', '-D', self.datadir, '-U', 'postgres',
-                  '--auth=trust', '-E', 'UTF8', '--no-sync')
+        if primary is None:
+            self._run('initdb', '-D', self.datadir, '-U', 'postgres',
+                      '--auth=trust', '-E', 'UTF8', '--no-sync')
+        else:
+            self._run('pg_basebackup', '-h', '127.0.0.1', '-p',
+                      str(primary.port), '-U', 'postgres', '-D',
+                      self.datadir, '-R', '-X', 'stream', '--no-sync',
+                      '--checkpoint=fast')
+        self.start()
+        atexit.register(self.destroy)
+        self._admin = None
+
+    def start(self):
+        options = ('-p %d -k %s -c listen_addresses=127.0.0.1 '
+                   '-c max_connections=300 -c fsync=off '
+                   '-c full_page_writes=off -c synchronous_commit=%s'
+                   % (self.port, self.datadir,
+                      'on' if self.synchronous_commit else 'off'))
         self._run('pg_ctl', '-D', self.datadir, '-l',
                   os.path.join(self.datadir, 'server.log'), '-w', '-o',
-                  '-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off '
-                  '-c synchronous_commit=off -c full_page_writes=off '
-                  '-c max_connections=300' % (self.port, self.datadir),
-                  'start')
-        atexit.register(self.stop)
-        self._admin = None
+                  options, 'start')
+
+    def stop(self, mode='immediate'):
+        """Stop the server (``fast`` ends sessions cleanly, as a restart by
+        an operator does; ``immediate`` as a crash)."""
+        self._run('pg_ctl', '-D', self.datadir, '-m', mode, '-w', 'stop')
 
     def _run(self, program, *args):
         command = [os.path.join(self.bindir, program), *args]
@@ -229,6 +257,16 @@ class PostgresServer:
             command = ['runuser', '-u', self.run_as, '--'] + command
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE, cwd='/')
+
+    def create_database(self, name, template=None):
+        """Create database ``name`` (a copy of ``template`` if given);
+        return its URL."""
+        statement = 'CREATE DATABASE %s' % name
+        if template:
+            statement += ' TEMPLATE %s' % template
+        with self.admin_engine().connect() as conn:
+            conn.exec_driver_sql(statement)
+        return self.url(name)
 
     def url(self, database):
         return 'postgresql+psycopg2://postgres@127.0.0.1:%d/%s' % (
@@ -284,12 +322,12 @@ class PostgresServer:
                                            isolation_level='AUTOCOMMIT')
         return self._admin
 
-    def stop(self):
+    def destroy(self):
+        """Stop the server and remove its files."""
         if self._admin is not None:
             self._admin.dispose()
         try:
-            self._run('pg_ctl', '-D', self.datadir, '-m', 'immediate', '-w',
-                      'stop')
+            self.stop()
         except subprocess.CalledProcessError:
             pass
         shutil.rmtree(self.datadir, ignore_errors=True)

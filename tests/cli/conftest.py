@@ -2,71 +2,20 @@
 real ``openstack`` command (python-openstackclient + osc-placement, and
 placement_lite's own plugin).
 
-The server runs from ``etc/uwsgi.ini`` (the file the README gives operators)
-with only the listening port and the configuration directory changed, on a
-fresh SQLite or PostgreSQL database. One server per backend serves the whole
-session, so tests use names of their own and do not expect an empty service.
+The server runs from ``etc/uwsgi.ini`` (the file the README gives
+operators, see tests/servers.py) on a fresh SQLite or PostgreSQL database.
+One server per backend serves the whole session, so tests use names of
+their own and do not expect an empty service.
 """
 
-import configparser
 import json
 import os
 import subprocess
-import sys
-import tempfile
-import urllib.request
 
 import pytest
 
 from tests import harness
-
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir,
-                                    os.pardir))
-BIN = os.path.dirname(sys.executable)
-
-
-class Server:
-    def __init__(self, backend):
-        self.workdir = tempfile.mkdtemp(prefix='placement-lite-cli-')
-        self.db = harness.fresh_database(backend)
-        self.db.dispose()
-        self.port = harness._free_port()
-        self.url = 'http://127.0.0.1:%d' % self.port
-        with open(os.path.join(self.workdir, 'placement.conf'), 'w') as conf:
-            conf.write('[api]\nauth_strategy = noauth2\n'
-                       '[placement_database]\nconnection = %s\n'
-                       % self.db.url)
-        ini = configparser.ConfigParser(strict=False)
-        ini.read(os.path.join(REPO, 'etc', 'uwsgi.ini'))
-        ini['uwsgi']['http11-socket'] = '127.0.0.1:%d' % self.port
-        ini['uwsgi']['env'] = 'OS_PLACEMENT_CONFIG_DIR=%s' % self.workdir
-        ini['uwsgi']['processes'] = '2'
-        ini_path = os.path.join(self.workdir, 'uwsgi.ini')
-        with open(ini_path, 'w') as handle:
-            ini.write(handle)
-        self.log = open(os.path.join(self.workdir, 'uwsgi.log'), 'w')
-        self.process = subprocess.Popen(
-            [os.path.join(BIN, 'uwsgi'), '--ini', ini_path],
-            cwd=REPO, stdout=self.log, stderr=subprocess.STDOUT,
-            env=dict(os.environ, PYTHONPATH=REPO))
-        if not harness.wait_for(self._answers, timeout=60):
-            self.stop()
-            raise RuntimeError('uwsgi did not start; see %s' % self.log.name)
-
-    def _answers(self):
-        try:
-            with urllib.request.urlopen(self.url + '/', timeout=2):
-                return True
-        except OSError:
-            return False
-
-    def stop(self):
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-        self.log.close()
+from tests import servers
 
 
 @pytest.fixture(scope='session', params=harness.BACKENDS)
@@ -74,9 +23,11 @@ def server(request):
     backends = request.config.getoption('backend') or harness.BACKENDS
     if request.param not in backends:
         pytest.skip('backend %s not selected' % request.param)
-    running = Server(request.param)
+    db = harness.fresh_database(request.param)
+    db.dispose()
+    running = servers.Uwsgi(db.url, processes=2)
     yield running
-    running.stop()
+    running.cleanup()
 
 
 class OpenStack:
@@ -86,7 +37,7 @@ class OpenStack:
         self.url = url
 
     def __call__(self, *args, version='1.39', parse=True, check=True):
-        command = [os.path.join(BIN, 'openstack'),
+        command = [os.path.join(servers.BIN, 'openstack'),
                    '--os-auth-type', 'admin_token', '--os-token', 'admin',
                    '--os-endpoint', self.url,
                    '--os-placement-api-version', version, *args]

@@ -1,0 +1,320 @@
+"""A claim load against a real server, and what must hold after it.
+
+Client threads claim, move and release resources on a few providers at
+once, asking together for far more than the providers hold. Each keeps a
+ledger: what it asked for, what it was told succeeded (2xx), and which
+consumers it cannot be sure of (any other answer, or none). Afterwards:
+
+- :func:`assert_exact`: nothing went wrong on the way, so the database
+  holds exactly the claims that were acknowledged;
+- :func:`assert_whole`: some answers were lost (a server killed, the
+  database restarted), so a claim without an answer may or may not be
+  there, but each consumer holds exactly what one claim asked for (nothing
+  half-written) and every acknowledged claim is there.
+
+Both check that no inventory is over-committed.
+"""
+
+import collections
+import random
+import threading
+import time
+import uuid
+
+import sqlalchemy as sa
+
+from placement_lite.db import tables
+from tests import servers
+
+#: Provider inventories: VCPU 24 (ratio 1), MEMORY_MB (4096 - 512) * 1.5.
+INVENTORIES = {
+    'VCPU': {'total': 24},
+    'MEMORY_MB': {'total': 4096, 'reserved': 512, 'allocation_ratio': 1.5,
+                  'step_size': 256, 'max_unit': 2048},
+}
+CAPACITY = {'VCPU': 24, 'MEMORY_MB': (4096 - 512) * 1.5}
+PROJECT = {'project_id': 'project', 'user_id': 'user'}
+
+#: One request's outcome: ``status`` is None when no answer came;
+#: ``error`` is the error document's first error, if any; ``at`` is the
+#: ``time.monotonic()`` of the answer.
+Answer = collections.namedtuple('Answer', 'operation status error at')
+
+
+def send(port, operation, method, path, body=None, timeout=60):
+    """An Answer for one request, whatever happens to it."""
+    try:
+        status, payload = servers.request(port, method, path, body,
+                                          timeout=timeout)
+    except OSError as exc:
+        status, payload = None, {'errors': [{'detail': str(exc)}]}
+    error = payload['errors'][0] if isinstance(payload, dict) and (
+        'errors' in payload) else None
+    return Answer(operation, status, error, time.monotonic())
+
+
+def create_providers(port, count=3, prefix='cn'):
+    """``count`` providers with INVENTORIES; their uuids."""
+    uuids = []
+    for index in range(count):
+        provider = str(uuid.uuid4())
+        status, payload = servers.request(
+            port, 'POST', '/resource_providers',
+            {'name': '%s%d-%s' % (prefix, index, provider[:8]),
+             'uuid': provider})
+        assert status in (200, 201), payload
+        status, payload = servers.request(
+            port, 'PUT', '/resource_providers/%s/inventories' % provider,
+            {'resource_provider_generation': 0, 'inventories': INVENTORIES})
+        assert status == 200, payload
+        uuids.append(provider)
+    return uuids
+
+
+class _Load(threading.Thread):
+    """A thread of the load; an exception it raises is kept in ``crash``
+    for :func:`finish` to report, instead of ending it unseen."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.crash = None
+
+    def run(self):
+        try:
+            self.work()
+        except Exception as exc:  # noqa: reported by finish()
+            self.crash = exc
+            raise
+
+
+class Client(_Load):
+    """Claims, moves and releases resources, and keeps a ledger.
+
+    It sends at most ``requests`` requests (no bound when None) and none
+    after ``deadline`` (a ``time.monotonic()`` value).
+    """
+
+    def __init__(self, port, providers, seed, deadline, requests=None,
+                 timeout=60):
+        super().__init__()
+        self.port = port
+        self.providers = providers
+        self.random = random.Random(seed)
+        self.deadline = deadline
+        self.requests = requests
+        self.timeout = timeout
+        self.requested = {}   # consumer -> every allocation asked for it
+        self.live = {}        # consumer -> allocation, acknowledged
+        self.released = set()  # consumers whose release was acknowledged
+        self.uncertain = set()  # consumers an unanswered request touched
+        self.answers = []     # Answer of every request
+        self.claims = 0       # consumers asked for (new allocations)
+        self.winners = 0      # of those, acknowledged
+
+    def random_allocation(self):
+        chosen = self.random.sample(self.providers, self.random.choice([1, 2]))
+        allocation = {}
+        for provider in chosen:
+            resources = {'VCPU': self.random.randint(1, 4)}
+            if self.random.random() < 0.5:
+                resources['MEMORY_MB'] = 256 * self.random.randint(1, 8)
+            allocation[provider] = resources
+        return allocation
+
+    @staticmethod
+    def _body(allocation, generation=None):
+        return dict(PROJECT, allocations={
+            rp: {'resources': resources}
+            for rp, resources in allocation.items()},
+            consumer_generation=generation)
+
+    def _send(self, operation, method, path, body, consumers):
+        """Send one request; its status, or None when no answer came."""
+        answer = send(self.port, operation, method, path, body, self.timeout)
+        self.answers.append(answer)
+        if answer.status is None or answer.status >= 300:
+            self.uncertain.update(consumers)
+        return answer.status
+
+    def claim_one(self):
+        consumer, allocation = str(uuid.uuid4()), self.random_allocation()
+        self.requested[consumer] = allocation
+        self.claims += 1
+        if self._send('put', 'PUT', '/allocations/' + consumer,
+                      self._body(allocation), [consumer]) == 204:
+            self.winners += 1
+            self.live[consumer] = allocation
+
+    def claim_two(self):
+        claims = {str(uuid.uuid4()): self.random_allocation() for _ in range(2)}
+        self.requested.update(claims)
+        self.claims += 2
+        if self._send('post', 'POST', '/allocations', {
+                consumer: self._body(allocation)
+                for consumer, allocation in claims.items()}, claims) == 204:
+            self.winners += 2
+            self.live.update(claims)
+
+    def move_one(self, old):
+        """Release ``old`` and claim for a new consumer, atomically."""
+        new, allocation = str(uuid.uuid4()), self.random_allocation()
+        self.requested[new] = allocation
+        self.claims += 1
+        if self._send('move', 'POST', '/allocations', {
+                old: dict(PROJECT, allocations={}, consumer_generation=1),
+                new: self._body(allocation)}, [old, new]) == 204:
+            self.winners += 1
+            del self.live[old]
+            self.released.add(old)
+            self.live[new] = allocation
+
+    def release_one(self, consumer):
+        if self._send('delete', 'DELETE', '/allocations/' + consumer, None,
+                      [consumer]) == 204:
+            del self.live[consumer]
+            self.released.add(consumer)
+
+    def work(self):
+        sent = 0
+        while self.requests is None or sent < self.requests:
+            if time.monotonic() > self.deadline:
+                return
+            sent += 1
+            roll = self.random.random()
+            live = sorted(set(self.live) - self.uncertain)
+            if roll < 0.15 and live:
+                self.release_one(self.random.choice(live))
+            elif roll < 0.30 and live:
+                self.move_one(self.random.choice(live))
+            elif roll < 0.55:
+                self.claim_two()
+            else:
+                self.claim_one()
+
+
+def start(threads):
+    for thread in threads:
+        thread.start()
+
+
+def finish(threads, timeout):
+    """Wait for ``threads`` (at most ``timeout`` seconds in all); fail if
+    one is still running or crashed."""
+    deadline = time.monotonic() + timeout
+    for thread in threads:
+        thread.join(timeout=max(1.0, deadline - time.monotonic()))
+    assert not any(thread.is_alive() for thread in threads), 'load hung'
+    assert [thread.crash for thread in threads if thread.crash] == []
+
+
+def run(threads, timeout):
+    """Run ``threads`` to their end (at most ``timeout`` seconds); return
+    the elapsed time."""
+    started = time.monotonic()
+    start(threads)
+    finish(threads, timeout)
+    return time.monotonic() - started
+
+
+class Reader(_Load):
+    """Reads what schedulers and operators read, in turn, until
+    ``deadline``: allocation candidates, a provider's usages, the provider
+    listing."""
+
+    def __init__(self, port, providers, deadline, timeout=60):
+        super().__init__()
+        self.port = port
+        self.providers = providers
+        self.deadline = deadline
+        self.timeout = timeout
+        self.answers = []
+
+    def work(self):
+        paths = [
+            '/allocation_candidates?resources=VCPU:1,MEMORY_MB:256&limit=5',
+            '/resource_providers/%s/usages' % self.providers[0],
+            '/resource_providers',
+        ]
+        turn = 0
+        while time.monotonic() < self.deadline:
+            self.answers.append(send(self.port, 'read', 'GET',
+                                     paths[turn % len(paths)],
+                                     timeout=self.timeout))
+            turn += 1
+
+
+def answers(threads):
+    """Every Answer the given clients and readers got, in no order."""
+    return [answer for thread in threads for answer in thread.answers]
+
+
+def allocations_in_database(db):
+    """{consumer: {provider uuid: {class: amount}}}, read from ``db``."""
+    allocations = tables.allocations
+    classes = tables.resource_classes
+    providers = tables.resource_providers
+    query = (sa.select(allocations.c.consumer_id, providers.c.uuid,
+                       classes.c.name, allocations.c.used)
+             .select_from(allocations
+                          .join(providers, allocations.c.resource_provider_id
+                                == providers.c.id)
+                          .join(classes, allocations.c.resource_class_id
+                                == classes.c.id)))
+    held = {}
+    with db.reader() as conn:
+        for consumer, provider, resource_class, used in conn.execute(query):
+            held.setdefault(consumer, {}).setdefault(provider, {})[
+                resource_class] = int(used)
+    return held
+
+
+def _usage(allocations):
+    usage = {}
+    for allocation in allocations:
+        for provider, resources in allocation.items():
+            for resource_class, amount in resources.items():
+                key = (provider, resource_class)
+                usage[key] = usage.get(key, 0) + amount
+    return usage
+
+
+def assert_not_overcommitted(held):
+    for (provider, resource_class), used in _usage(held.values()).items():
+        assert used <= CAPACITY[resource_class], (provider, resource_class,
+                                                  used)
+
+
+def assert_exact(db, port, providers, clients):
+    """The database holds exactly the acknowledged claims, and the API
+    shows each provider's allocations as they are."""
+    held = allocations_in_database(db)
+    assert_not_overcommitted(held)
+    live = {consumer: allocation for client in clients
+            for consumer, allocation in client.live.items()}
+    assert held == live
+    for provider in providers:
+        status, payload = servers.request(
+            port, 'GET', '/resource_providers/%s/allocations' % provider)
+        assert status == 200
+        assert {consumer: entry['resources'] for consumer, entry
+                in payload['allocations'].items()} == {
+            consumer: allocation[provider]
+            for consumer, allocation in live.items() if provider in allocation}
+
+
+def assert_whole(db, clients):
+    """Each consumer holds exactly what one claim asked for; every
+    acknowledged claim is there and every acknowledged release is not,
+    unless a later unanswered request touched that consumer."""
+    held = allocations_in_database(db)
+    assert_not_overcommitted(held)
+    requested = {consumer: allocation for client in clients
+                 for consumer, allocation in client.requested.items()}
+    uncertain = set().union(*(client.uncertain for client in clients))
+    for consumer, allocation in held.items():
+        assert allocation == requested.get(consumer), consumer
+    for client in clients:
+        for consumer in set(client.live) - uncertain:
+            assert consumer in held, consumer
+        for consumer in client.released - uncertain:
+            assert consumer not in held, consumer

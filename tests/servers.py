@@ -1,0 +1,260 @@
+"""placement_lite served the way the README tells operators to serve it.
+
+:class:`Uwsgi` starts one uwsgi instance from a section of ``etc/uwsgi.ini``
+and :class:`Nginx` an nginx from ``etc/nginx-placement.conf``. Each works
+on a copy of the shipped file in which only addresses, file locations, the
+configuration directory, the number of processes and ``lazy-apps`` differ,
+so the tests exercise the lines operators run.
+"""
+
+import configparser
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+from tests import harness
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir))
+BIN = os.path.dirname(sys.executable)
+UWSGI_INI = os.path.join(REPO, 'etc', 'uwsgi.ini')
+NGINX_CONF = os.path.join(REPO, 'etc', 'nginx-placement.conf')
+#: The microversion the helpers ask for unless told otherwise.
+VERSION = '1.28'
+
+
+def request(port, method, path, body=None, version=VERSION, timeout=60,
+            connection=None):
+    """(status, body) of one request to 127.0.0.1:``port``: the body is
+    decoded JSON when it is JSON, text when it is something else (a proxy's
+    error page), None when empty.
+
+    On a connection of its own, closed afterwards, unless ``connection``
+    (an ``http.client.HTTPConnection`` the caller keeps open) is given.
+    """
+    conn = connection or http.client.HTTPConnection('127.0.0.1', port,
+                                                    timeout=timeout)
+    try:
+        headers = {'x-auth-token': 'admin', 'accept': 'application/json',
+                   'openstack-api-version': 'placement %s' % version}
+        data = None
+        if body is not None:
+            data = json.dumps(body)
+            headers['content-type'] = 'application/json'
+        conn.request(method, path, body=data, headers=headers)
+        response = conn.getresponse()
+        raw = response.read()
+        if not raw:
+            return response.status, None
+        if response.getheader('content-type', '').startswith(
+                'application/json'):
+            return response.status, json.loads(raw)
+        return response.status, raw.decode(errors='replace')
+    finally:
+        if connection is None:
+            conn.close()
+
+
+def write_placement_conf(directory, db_url, extra=''):
+    """A noauth2 placement.conf on ``db_url`` in ``directory``; ``extra``
+    is appended as it is (more sections or options)."""
+    with open(os.path.join(directory, 'placement.conf'), 'w') as conf:
+        conf.write('[api]\nauth_strategy = noauth2\n'
+                   '[placement_database]\nconnection = %s\n%s'
+                   % (db_url, extra))
+
+
+class Uwsgi:
+    """One uwsgi instance: ``section`` ``uwsgi`` answers HTTP on
+    :attr:`port`; ``behind-nginx`` speaks the uwsgi protocol there."""
+
+    def __init__(self, db_url, section='uwsgi', processes=4, lazy=False,
+                 extra_conf='', start=True):
+        self.section = section
+        self.processes = processes
+        self.lazy = lazy
+        self.workdir = tempfile.mkdtemp(prefix='placement-lite-uwsgi-')
+        self.port = harness._free_port()
+        write_placement_conf(self.workdir, db_url, extra_conf)
+        self.ini = self._copy_ini()
+        self.log_path = os.path.join(self.workdir, 'uwsgi.log')
+        self.process = None
+        if start:
+            self.start()
+
+    def _copy_ini(self):
+        ini = configparser.ConfigParser(interpolation=None, strict=False)
+        ini.read(UWSGI_INI)
+        shared = ini['placement']
+        shared['env'] = 'OS_PLACEMENT_CONFIG_DIR=%s' % self.workdir
+        shared['processes'] = str(self.processes)
+        if self.lazy:
+            shared['lazy-apps'] = 'true'
+        address = '127.0.0.1:%d' % self.port
+        if self.section == 'uwsgi':
+            ini['uwsgi']['http'] = address
+        else:
+            ini[self.section]['socket'] = address
+        path = os.path.join(self.workdir, 'uwsgi.ini')
+        with open(path, 'w') as handle:
+            ini.write(handle)
+        return path
+
+    def start(self):
+        """Start the instance and wait until every worker can answer."""
+        self.launch()
+        self.wait_ready()
+
+    def launch(self):
+        """Start the instance; return at once."""
+        with open(self.log_path, 'a') as log:
+            self.process = subprocess.Popen(
+                [os.path.join(BIN, 'uwsgi'), '--ini',
+                 '%s:%s' % (self.ini, self.section)],
+                cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                env=dict(os.environ, PYTHONPATH=REPO),
+                start_new_session=True)
+
+    def wait_ready(self):
+        """Wait until every worker can answer."""
+        if not harness.wait_for(self._ready, timeout=90):
+            self.stop()
+            raise RuntimeError('uwsgi did not start:\n' + self.log_text())
+
+    def _ready(self):
+        if self.process.poll() is not None:
+            raise RuntimeError('uwsgi exited:\n' + self.log_text())
+        text = self.log_text()
+        apps = text.count("WSGI app 0 (mountpoint='') ready")
+        if len(self.worker_pids()) < self.processes or apps < (
+                self.processes if self.lazy else 1):
+            return False
+        if self.section != 'uwsgi':
+            return True
+        try:
+            return request(self.port, 'GET', '/', timeout=5)[0] == 200
+        except OSError:
+            return False
+
+    @property
+    def url(self):
+        return 'http://127.0.0.1:%d' % self.port
+
+    def log_text(self):
+        with open(self.log_path, errors='replace') as log:
+            return log.read()
+
+    def worker_pids(self):
+        """Pids of the workers spawned so far."""
+        return set(re.findall(r'spawned uWSGI worker \d+ \(pid: (\d+)',
+                              self.log_text()))
+
+    def answering_pids(self):
+        """Pids of the workers that have answered a request."""
+        return set(re.findall(r'^\[pid: (\d+)\|app: 0\|req:',
+                              self.log_text(), re.M))
+
+    def problems_in_log(self):
+        """Log lines telling of an error: a traceback, a 5xx, a failed app."""
+        pattern = re.compile(r'Traceback|ERROR|no python application'
+                             r'|\(HTTP/1\.\d 5\d\d\)')
+        return [line for line in self.log_text().splitlines()
+                if pattern.search(line)]
+
+    def stop(self):
+        """Stop the instance as an operator would (SIGTERM)."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def kill(self):
+        """Kill the master and every worker at once, as a crash would."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.process.wait(timeout=30)
+
+    def cleanup(self):
+        self.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _nginx_binary():
+    found = shutil.which('nginx') or (
+        '/usr/sbin/nginx' if os.path.exists('/usr/sbin/nginx') else None)
+    if found is None:
+        raise RuntimeError('nginx not found: install it (Debian package '
+                           'nginx-light) to run the serving tests')
+    return found
+
+
+class Nginx:
+    """etc/nginx-placement.conf in front of the given uwsgi ports."""
+
+    def __init__(self, upstream_ports):
+        self.workdir = tempfile.mkdtemp(prefix='placement-lite-nginx-')
+        # nginx's workers run as an unprivileged user when started as root.
+        os.chmod(self.workdir, 0o777)
+        self.port = harness._free_port()
+        conf = self._copy_conf(upstream_ports)
+        for name in ('uwsgi_params',):
+            shutil.copy(os.path.join('/etc/nginx', name), self.workdir)
+        self.process = subprocess.Popen(
+            [_nginx_binary(), '-p', self.workdir, '-c', conf, '-g',
+             'daemon off; pid %s/nginx.pid; error_log %s/main-error.log;'
+             % (self.workdir, self.workdir)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if not harness.wait_for(self._answers, timeout=30):
+            self.stop()
+            raise RuntimeError('nginx did not start: %s' % self.error_log())
+
+    def _copy_conf(self, upstream_ports):
+        with open(NGINX_CONF) as handle:
+            text = handle.read()
+        servers = re.findall(r'^\s*server 127\.0\.0\.1:\d+ .*$', text, re.M)
+        text = text.replace(
+            '\n'.join(servers),
+            '\n'.join(re.sub(r':\d+', ':%d' % port, servers[0])
+                      for port in upstream_ports))
+        text = text.replace('listen 8778;', 'listen 127.0.0.1:%d;' % self.port)
+        text = re.sub(r'/var/log/nginx/', self.workdir + '/', text)
+        temp_paths = ''.join(
+            '    %s_temp_path %s/%s;\n' % (kind, self.workdir, kind)
+            for kind in ('client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'))
+        text = text.replace('http {\n', 'http {\n' + temp_paths, 1)
+        path = os.path.join(self.workdir, 'nginx.conf')
+        with open(path, 'w') as handle:
+            handle.write(text)
+        return path
+
+    def _answers(self):
+        if self.process.poll() is not None:
+            raise RuntimeError('nginx exited: %s'
+                               % self.process.stderr.read().decode())
+        try:
+            request(self.port, 'GET', '/', timeout=5)
+            return True
+        except OSError:
+            return False
+
+    def error_log(self):
+        path = os.path.join(self.workdir, 'placement-error.log')
+        if not os.path.exists(path):
+            return ''
+        with open(path, errors='replace') as log:
+            return log.read()
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+        shutil.rmtree(self.workdir, ignore_errors=True)
