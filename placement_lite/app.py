@@ -250,11 +250,17 @@ def build_falcon_app(enable_extensions=True):
 
 
 def build_app(conf, db=None):
-    """The whole WSGI application for ``conf``; ``db`` defaults to the configured one."""
+    """The whole WSGI application for ``conf``; ``db`` defaults to the configured one.
+
+    Start-up work is safe when many processes and hosts do it at once, and
+    leaves no connection open: a server that forks its workers after
+    building the application gives each of them empty pools.
+    """
     db = db or db_api.from_conf(conf)
     if conf.placement_database.sync_on_startup:
         migrate.upgrade(db)
     standard_names.ensure_synced(db)
+    db.dispose()
     enforcer = policy.Enforcer(conf)
 
     versions = microversion.versions(conf.api.enable_extensions)

@@ -12,6 +12,13 @@ COMMITTED, the isolation level used, each statement sees its own snapshot
 whether in a transaction or not, so BEGIN and COMMIT would only add two
 round trips to every read; and a round trip costs more than most reads
 take to run.
+
+A process never uses a connection another process opened: a pooled
+connection remembers the process that opened it and is set aside, unused
+and unclosed, when checked out anywhere else (a WSGI server that builds
+the application before forking its workers would otherwise let them share
+the master's sockets). ``build_app`` also empties the pools once start-up
+work is done, so nothing is open when a server forks.
 """
 
 import contextlib
@@ -20,9 +27,17 @@ import os
 import platformdirs
 import sqlalchemy as sa
 from sqlalchemy import event
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.pool import NullPool
 
 _WRITE = 'placement_lite_write'
+#: Key of a PostgreSQL advisory lock that serialises start-up work
+#: (migrations) across processes and hosts.
+_STARTUP_LOCK = 0x706c6163656d6e74
+#: Connections opened by a parent process, kept referenced so that the
+#: child never closes them: closing would end the parent's session.
+_INHERITED = []
 
 
 def default_sqlite_path():
@@ -61,7 +76,32 @@ def create_engine(url, max_pool_size=None, max_overflow=None,
         kwargs['max_overflow'] = max_overflow
     if pool_timeout is not None:
         kwargs['pool_timeout'] = pool_timeout
-    return sa.create_engine(url, **kwargs)
+    engine = sa.create_engine(url, **kwargs)
+    _keep_connections_in_their_process(engine)
+    return engine
+
+
+def _keep_connections_in_their_process(engine):
+    """Refuse, on checkout, a pooled connection opened by another process.
+
+    The pool then opens a new one. The refused connection is detached
+    without being closed (closing it would end the session of the process
+    that owns it) and stays referenced for the life of this process.
+    """
+
+    @event.listens_for(engine, 'connect')
+    def _on_connect(_dbapi_connection, record):
+        record.info['pid'] = os.getpid()
+
+    @event.listens_for(engine, 'checkout')
+    def _on_checkout(dbapi_connection, record, proxy):
+        if record.info.get('pid') == os.getpid():
+            return
+        _INHERITED.append(dbapi_connection)
+        record.dbapi_connection = proxy.dbapi_connection = None
+        raise sa.exc.DisconnectionError(
+            'connection opened by process %s, not %s'
+            % (record.info.get('pid'), os.getpid()))
 
 
 def _take_over_sqlite_transactions(engine):
@@ -108,9 +148,27 @@ class Database:
             with conn.begin():
                 yield conn
 
+    @contextlib.contextmanager
+    def startup_writer(self):
+        """A writer that runs alone among all processes and hosts starting
+        on this database (SQLite's writers always do)."""
+        with self.writer() as conn:
+            if self.dialect == 'postgresql':
+                conn.execute(sa.select(sa.func.pg_advisory_xact_lock(
+                    _STARTUP_LOCK)))
+            yield conn
+
     def dispose(self):
-        self.engine.dispose()
-        self.read_engine.dispose()
+        """Close every pooled connection."""
+        for engine in {self.engine, self.read_engine}:
+            engine.dispose()
+
+
+def insert_ignoring_duplicates(conn, table, rows):
+    """Insert ``rows``, skipping those whose unique key another writer
+    inserted first (committed, or committing concurrently)."""
+    dialect = postgresql if conn.dialect.name == 'postgresql' else sqlite
+    conn.execute(dialect.insert(table).on_conflict_do_nothing(), rows)
 
 
 def from_conf(conf):

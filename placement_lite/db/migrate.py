@@ -18,9 +18,10 @@ def _alembic_config():
 
 
 def upgrade(database, revision='head'):
-    """Bring the schema of ``database`` up to ``revision``."""
+    """Bring the schema of ``database`` up to ``revision``; processes and
+    hosts doing so at once take turns, and the later ones find it done."""
     config = _alembic_config()
-    with database.engine.begin() as conn:
+    with database.startup_writer() as conn:
         config.attributes['connection'] = conn
         command.upgrade(config, revision)
 

@@ -5,12 +5,17 @@ their position in ``os_resource_classes.STANDARDS``; custom classes are
 numbered from ``FIRST_CUSTOM_RESOURCE_CLASS_ID``. Standard traits come from
 os-traits. Both sets are only ever added to, so a newer library adds names
 at the next start.
+
+Many processes, on many hosts, may start at once on one database: each
+adds only what is missing, and a name another process adds at the same
+moment is skipped, not an error.
 """
 
 import os_resource_classes
 import os_traits
 import sqlalchemy as sa
 
+from placement_lite.db import api as db_api
 from placement_lite.db import tables
 
 FIRST_CUSTOM_RESOURCE_CLASS_ID = 10000
@@ -29,7 +34,7 @@ def _insert_missing_resource_classes(conn):
                for index, name in enumerate(os_resource_classes.STANDARDS)
                if name not in present]
     if missing:
-        conn.execute(rc.insert(), missing)
+        db_api.insert_ignoring_duplicates(conn, rc, missing)
 
 
 def _insert_missing_traits(conn):
@@ -38,4 +43,4 @@ def _insert_missing_traits(conn):
     missing = [{'name': name} for name in os_traits.get_traits()
                if name not in present]
     if missing:
-        conn.execute(traits.insert(), missing)
+        db_api.insert_ignoring_duplicates(conn, traits, missing)
