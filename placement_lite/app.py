@@ -7,6 +7,7 @@ A request passes, outside in::
       -> handler (one module per resource in placement_lite.handlers)
 """
 
+import http
 import importlib
 import logging
 
@@ -128,8 +129,21 @@ class ContextMiddleware:
         return self.application(environ, start_response)
 
 
+def unexpected_error(exc):
+    """The error to answer for an exception nothing expected: 503 while the
+    database cannot be reached (the request changed nothing; the client may
+    retry), otherwise a 500 carrying the exception's text, as the
+    reference's does."""
+    if db_api.is_unavailable(exc):
+        LOG.warning('Database unavailable: %s', exc)
+        return errors.ServiceUnavailable(
+            'The placement database is unavailable.')
+    LOG.exception('Unexpected error: %s', exc)
+    return errors.ServerError(str(exc))
+
+
 class FaultWrapper:
-    """Any exception that escaped the handlers becomes a JSON 500."""
+    """Any exception that escaped the middleware below becomes a JSON error."""
 
     def __init__(self, application):
         self.application = application
@@ -138,10 +152,12 @@ class FaultWrapper:
         try:
             return self.application(environ, start_response)
         except Exception as exc:  # noqa: the last line of defence
-            LOG.exception('Unexpected error: %s', exc)
-            content_type, text = errors.render(500, str(exc), environ)
+            error = unexpected_error(exc)
+            content_type, text = errors.render(error.status, error.detail,
+                                               environ)
             body = text.encode()
-            start_response('500 Internal Server Error', [
+            start_response('%d %s' % (error.status,
+                                      http.HTTPStatus(error.status).phrase), [
                 ('Content-Type', content_type),
                 ('Content-Length', str(len(body)))])
             return [body]
@@ -230,6 +246,10 @@ def _render_falcon_error(req, resp, exc, params):
     _render_placement_error(req, resp, error, params)
 
 
+def _render_unexpected_error(req, resp, exc, params):
+    _render_placement_error(req, resp, unexpected_error(exc), params)
+
+
 def build_falcon_app(enable_extensions=True):
     app = falcon.App(request_type=_PlacementRequest,
                      middleware=[_BodyGuard(), _MethodGuard()])
@@ -244,6 +264,7 @@ def build_falcon_app(enable_extensions=True):
         module = importlib.import_module('placement_lite.handlers.' + name)
         for path, resource in module.ROUTES:
             app.add_route(path, resource)
+    app.add_error_handler(Exception, _render_unexpected_error)
     app.add_error_handler(falcon.HTTPError, _render_falcon_error)
     app.add_error_handler(errors.PlacementError, _render_placement_error)
     return app

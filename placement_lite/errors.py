@@ -55,6 +55,8 @@ _EXPLANATIONS = {
     409: 'There was a conflict when trying to complete your request.',
     500: ('The server has either erred or is incapable of performing the '
           'requested operation.'),
+    503: ('The server is currently unavailable. Please try again at a '
+          'later time.'),
 }
 
 
@@ -100,6 +102,10 @@ class UnsupportedMediaType(PlacementError):
 
 class ServerError(PlacementError):
     status = 500
+
+
+class ServiceUnavailable(PlacementError):
+    status = 503
 
 
 _BREAK = re.compile(r'<br.*?>', re.I | re.S)

@@ -164,6 +164,14 @@ class Database:
             engine.dispose()
 
 
+def is_unavailable(exc):
+    """Whether ``exc`` says the database could not serve the request for
+    now (unreachable, restarting, connection dropped, locked) rather than
+    that the request or the code is wrong."""
+    return isinstance(exc, (sa.exc.OperationalError, sa.exc.InterfaceError)
+                      ) or getattr(exc, 'connection_invalidated', False)
+
+
 def insert_ignoring_duplicates(conn, table, rows):
     """Insert ``rows``, skipping those whose unique key another writer
     inserted first (committed, or committing concurrently)."""

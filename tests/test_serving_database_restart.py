@@ -1,0 +1,77 @@
+"""PostgreSQL restarted under load: the service recovers by itself.
+
+placement_lite runs under uwsgi (etc/uwsgi.ini, 4 workers) on a PostgreSQL
+server of its own. While clients write and read, the server is stopped as
+an operator's restart does (fast shutdown: sessions are ended) and started
+again a few seconds later. Then:
+
+- every request got an answer: 2xx, 409, or, while the database was away,
+  a 503 in Placement's error format with its request id (never a 500,
+  never a dropped connection);
+- once the database is back, the same uwsgi processes serve again: no
+  request sent a second after it is back fails;
+- nothing is half-written and nothing is over-committed.
+"""
+
+import time
+
+from placement_lite.db import api as db_api
+from placement_lite.db import migrate
+from tests import claims
+from tests import harness
+from tests import servers
+
+WRITERS = 8
+READERS = 4
+BEFORE = 3.0
+DOWN = 3.0
+AFTER = 6.0
+
+
+def test_service_recovers_from_a_database_restart():
+    postgres = harness.PostgresServer()
+    url = postgres.create_database('placement')
+    database = db_api.Database(url)
+    migrate.upgrade(database)
+    server = servers.Uwsgi(url, processes=4)
+    try:
+        providers = claims.create_providers(server.port)
+        deadline = time.monotonic() + BEFORE + DOWN + AFTER
+        writers = [claims.Client(server.port, providers, seed, deadline)
+                   for seed in range(WRITERS)]
+        readers = [claims.Reader(server.port, providers, deadline)
+                   for _ in range(READERS)]
+        claims.start(writers + readers)
+        time.sleep(BEFORE)
+        postgres.stop('fast')
+        time.sleep(DOWN)
+        postgres.start()
+        back_at = time.monotonic()
+        claims.finish(writers + readers, AFTER + 60)
+
+        answers = claims.answers(writers + readers)
+        unavailable = [answer for answer in answers if answer.status == 503]
+        served_again = [answer.at - back_at for answer in answers
+                        if answer.at > back_at and answer.status in (200, 204)]
+        print('\n%d requests, statuses %s; %d answered 503; first success '
+              '%.0f ms after PostgreSQL was back' % (
+                  len(answers), sorted({answer.status for answer in answers}),
+                  len(unavailable), 1000 * min(served_again)))
+        assert {answer.status for answer in answers} <= {200, 204, 409, 503}
+        assert unavailable
+        for answer in unavailable:
+            assert answer.error['status'] == 503
+            assert answer.error['title'] == 'Service Unavailable'
+            assert answer.error['request_id'].startswith('req-')
+        assert not [answer for answer in answers
+                    if answer.at > back_at + 1.0 and answer.status == 503]
+        assert served_again
+
+        claims.assert_whole(database, writers)
+        log = server.log_text()
+        assert 'Traceback' not in log
+        assert '(HTTP/1.1 500)' not in log
+    finally:
+        server.cleanup()
+        database.dispose()
+        postgres.destroy()
