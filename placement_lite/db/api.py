@@ -19,6 +19,12 @@ and unclosed, when checked out anywhere else (a WSGI server that builds
 the application before forking its workers would otherwise let them share
 the master's sockets). ``build_app`` also empties the pools once start-up
 work is done, so nothing is open when a server forks.
+
+With ``[placement_database] slave_connection``, ``replica_reader()`` reads
+from a streaming replica: only reads whose answer a client may act on
+through a later, checked write go there (allocation candidates, provider
+listings, usages). Every write, and every read a write depends on, stays
+on the primary.
 """
 
 import contextlib
@@ -120,9 +126,13 @@ def _take_over_sqlite_transactions(engine):
 
 
 class Database:
-    """One database: the engine plus the transaction helpers."""
+    """One database: the engine plus the transaction helpers.
 
-    def __init__(self, url, **engine_kwargs):
+    ``replica_url`` names a read-only streaming replica of the same
+    database, for ``replica_reader()``.
+    """
+
+    def __init__(self, url, replica_url=None, **engine_kwargs):
         self.url = str(url)
         self.engine = create_engine(url, **engine_kwargs)
         if self.engine.dialect.name == 'postgresql':
@@ -130,6 +140,11 @@ class Database:
                                              **engine_kwargs)
         else:
             self.read_engine = self.engine
+        if replica_url:
+            self.replica_engine = create_engine(replica_url, autocommit=True,
+                                                **engine_kwargs)
+        else:
+            self.replica_engine = self.read_engine
 
     @property
     def dialect(self):
@@ -138,6 +153,14 @@ class Database:
     @contextlib.contextmanager
     def reader(self):
         with self.read_engine.connect() as conn:
+            with conn.begin():
+                yield conn
+
+    @contextlib.contextmanager
+    def replica_reader(self):
+        """A read that may lag the primary by the replication delay (the
+        primary itself when no replica is configured)."""
+        with self.replica_engine.connect() as conn:
             with conn.begin():
                 yield conn
 
@@ -160,7 +183,7 @@ class Database:
 
     def dispose(self):
         """Close every pooled connection."""
-        for engine in {self.engine, self.read_engine}:
+        for engine in {self.engine, self.read_engine, self.replica_engine}:
             engine.dispose()
 
 
@@ -183,6 +206,7 @@ def from_conf(conf):
     group = conf.placement_database
     return Database(
         group.connection or default_connection_url(),
+        replica_url=group.slave_connection,
         max_pool_size=group.max_pool_size,
         max_overflow=group.max_overflow,
         pool_timeout=group.pool_timeout,

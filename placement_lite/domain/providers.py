@@ -187,8 +187,11 @@ def list_providers(db, filters):
     ``in_tree`` provider, or no provider with the required traits or in the
     required aggregates, is an empty list even when a later filter names an
     unknown forbidden trait or resource class.
+
+    Read from the replica when there is one: a provider created a moment
+    ago may be missing until the replica replays its creation.
     """
-    with db.reader() as conn:
+    with db.replica_reader() as conn:
         root_id = None
         within = []
         excluding = []

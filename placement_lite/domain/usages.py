@@ -1,5 +1,9 @@
 """Usages: what a provider has handed out, what a project (or user) holds.
 
+Project usages are read from the replica when there is one, and lag the
+primary by the replication delay; a provider's usages, which come with its
+generation, are read from the primary.
+
 From microversion 1.38 project usages are grouped by consumer type, each
 group carrying ``consumer_count``; the ``consumer_type`` filter takes a type
 name, ``all`` (one group of everything) or ``unknown`` (consumers without a
@@ -33,13 +37,13 @@ def _sum_by_class(rows):
 
 def project_usages(ctx, project_id, user_id=None):
     """{class: used} over the project's (and user's) consumers."""
-    with ctx.db.reader() as conn:
+    with ctx.db.replica_reader() as conn:
         return _sum_by_class(usages_db.of_project(conn, project_id, user_id))
 
 
 def project_usages_by_type(ctx, project_id, user_id=None, consumer_type=None):
     """{consumer type: {class: used, ..., 'consumer_count': n}}."""
-    with ctx.db.reader() as conn:
+    with ctx.db.replica_reader() as conn:
         if consumer_type in (ALL, UNKNOWN):
             untyped_only = consumer_type == UNKNOWN
             rows = usages_db.of_project(conn, project_id, user_id,

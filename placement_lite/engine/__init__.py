@@ -46,11 +46,14 @@ def find_candidates(database, conf, request, nested_aware=True):
     ``nested_aware`` is False before microversion 1.29: requests taking
     resources from two providers of one tree are then left out, and
     summaries only show providers that give resources.
+
+    Read from the replica when there is one: a claim made from a stale
+    candidate is checked against the primary and refused, never applied.
     """
     placement = conf.placement
     bound = _bound(request.limit, placement.max_allocation_candidates)
     strategy = placement.allocation_candidates_generation_strategy
-    with database.reader() as conn:
+    with database.replica_reader() as conn:
         if (bound is not None and strategy == 'depth-first' and nested_aware
                 and not placement.randomize_allocation_candidates):
             return _find_in_windows(conn, request, bound)
