@@ -36,11 +36,11 @@ database_opts = [
     cfg.StrOpt(
         'slave_connection', secret=True,
         help='SQLAlchemy URL of a read-only streaming replica of the '
-             'database (PostgreSQL). When set, allocation candidates, '
-             'provider listings and usages are read from it; every write, '
-             'and every check a write makes, still goes to the primary, so '
-             'a replica that lags can make a claim fail with 409 but never '
-             'over-commit a provider.'),
+             'database (PostgreSQL). When set, allocation candidates, the '
+             'provider listing and project usages are read from it; every '
+             'write, and every check a write makes, still goes to the '
+             'primary, so a replica that lags can make a claim fail with '
+             '409 but never over-commit a provider.'),
     cfg.BoolOpt(
         'sync_on_startup', default=False,
         help='Upgrade the database schema to the newest revision when the '
