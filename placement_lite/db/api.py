@@ -22,8 +22,8 @@ work is done, so nothing is open when a server forks.
 
 With ``[placement_database] slave_connection``, ``replica_reader()`` reads
 from a streaming replica: only reads whose answer a client may act on
-through a later, checked write go there (allocation candidates, provider
-listings, usages). Every write, and every read a write depends on, stays
+through a later, checked write go there (allocation candidates, the
+provider listing, project usages). Every write, and every read a write depends on, stays
 on the primary.
 """
 
@@ -189,10 +189,12 @@ class Database:
 
 def is_unavailable(exc):
     """Whether ``exc`` says the database could not serve the request for
-    now (unreachable, restarting, connection dropped, locked) rather than
-    that the request or the code is wrong."""
-    return isinstance(exc, (sa.exc.OperationalError, sa.exc.InterfaceError)
-                      ) or getattr(exc, 'connection_invalidated', False)
+    now (unreachable, restarting, connection dropped, locked, no pooled
+    connection free in time) rather than that the request or the code is
+    wrong."""
+    return isinstance(exc, (sa.exc.OperationalError, sa.exc.InterfaceError,
+                            sa.exc.TimeoutError)) or getattr(
+        exc, 'connection_invalidated', False)
 
 
 def insert_ignoring_duplicates(conn, table, rows):
