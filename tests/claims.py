@@ -192,6 +192,15 @@ class Client(_Load):
                 self.claim_one()
 
 
+def mixed_load(port, providers, seconds, writers=8, readers=4):
+    """(writers, readers): Clients and Readers, not yet started, that run
+    for ``seconds`` from now."""
+    deadline = time.monotonic() + seconds
+    return ([Client(port, providers, seed, deadline)
+             for seed in range(writers)],
+            [Reader(port, providers, deadline) for _ in range(readers)])
+
+
 def start(threads):
     for thread in threads:
         thread.start()

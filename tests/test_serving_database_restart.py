@@ -21,8 +21,6 @@ from tests import claims
 from tests import harness
 from tests import servers
 
-WRITERS = 8
-READERS = 4
 BEFORE = 3.0
 DOWN = 3.0
 AFTER = 6.0
@@ -36,11 +34,8 @@ def test_service_recovers_from_a_database_restart():
     server = servers.Uwsgi(url, processes=4)
     try:
         providers = claims.create_providers(server.port)
-        deadline = time.monotonic() + BEFORE + DOWN + AFTER
-        writers = [claims.Client(server.port, providers, seed, deadline)
-                   for seed in range(WRITERS)]
-        readers = [claims.Reader(server.port, providers, deadline)
-                   for _ in range(READERS)]
+        writers, readers = claims.mixed_load(server.port, providers,
+                                             BEFORE + DOWN + AFTER)
         claims.start(writers + readers)
         time.sleep(BEFORE)
         postgres.stop('fast')

@@ -19,8 +19,6 @@ from tests import claims
 from tests import harness
 from tests import servers
 
-WRITERS = 8
-READERS = 4
 LOAD_SECONDS = 10.0
 KILL_AFTER = 3.0
 
@@ -32,11 +30,8 @@ def test_reads_survive_a_dead_host_and_no_write_is_half_applied(backend):
     nginx = servers.Nginx([host.port for host in hosts])
     try:
         providers = claims.create_providers(nginx.port)
-        deadline = time.monotonic() + LOAD_SECONDS
-        writers = [claims.Client(nginx.port, providers, seed, deadline)
-                   for seed in range(WRITERS)]
-        readers = [claims.Reader(nginx.port, providers, deadline)
-                   for _ in range(READERS)]
+        writers, readers = claims.mixed_load(nginx.port, providers,
+                                             LOAD_SECONDS)
         claims.start(writers + readers)
         time.sleep(KILL_AFTER)
         hosts[0].kill()
