@@ -186,6 +186,125 @@ def test_randomized_candidates_are_a_sample():
         env.close()
 
 
+NUMA_HOSTS = (
+    [{'name': 'h%d' % h} for h in range(3)]
+    + [{'name': 'h%d-n%d' % (h, n), 'parent': 'h%d' % h,
+        'inventories': {'VCPU': 2, 'MEMORY_MB': 1024}}
+       for h in range(3) for n in range(2)])
+NAMES = {U(provider['name']): provider['name'] for provider in NUMA_HOSTS}
+#: Four requests per host: VCPU from NUMA node 0 or 1, and memory from
+#: node 0 or 1, in that order.
+NUMA_QUERY = 'resources=VCPU:1,MEMORY_MB:256'
+
+
+def _vcpu_and_memory(body):
+    """Each request as (provider of VCPU, provider of MEMORY_MB), by name."""
+    taken = []
+    for request in body['allocation_requests']:
+        by_class = {rc: NAMES[uuid]
+                    for uuid, entry in request['allocations'].items()
+                    for rc in entry['resources']}
+        taken.append((by_class['VCPU'], by_class['MEMORY_MB']))
+    return taken
+
+
+def _host(h, vcpu_node, memory_node):
+    return ('h%d-n%d' % (h, vcpu_node), 'h%d-n%d' % (h, memory_node))
+
+
+def test_limit_takes_one_request_from_each_tree_first():
+    env = _env_with()
+    try:
+        worlds.load_into_db(env.db, NUMA_HOSTS)
+        every = [_host(h, v, m) for h in range(3) for v in range(2)
+                 for m in range(2)]
+        assert _vcpu_and_memory(worlds.candidates(env, NUMA_QUERY)) == every
+        limited = {limit: _vcpu_and_memory(worlds.candidates(
+            env, NUMA_QUERY + '&limit=%d' % limit)) for limit in (2, 3, 5, 12)}
+        assert limited[2] == [_host(0, 0, 0), _host(1, 0, 0)]
+        assert limited[3] == [_host(0, 0, 0), _host(1, 0, 0), _host(2, 0, 0)]
+        # Fewer trees than the limit: depth-first, the first tree gives
+        # its next requests, shown with its first.
+        assert limited[5] == [_host(0, 0, 0), _host(0, 0, 1), _host(0, 1, 0),
+                              _host(1, 0, 0), _host(2, 0, 0)]
+        assert limited[12] == every
+        body = worlds.candidates(env, NUMA_QUERY + '&limit=2')
+        assert sorted(NAMES[uuid] for uuid in body['provider_summaries']) == [
+            'h0', 'h0-n0', 'h0-n1', 'h1', 'h1-n0', 'h1-n1']
+    finally:
+        env.close()
+
+
+def test_breadth_first_takes_more_from_each_tree_in_turn():
+    env = _env_with(allocation_candidates_generation_strategy='breadth-first')
+    try:
+        worlds.load_into_db(env.db, NUMA_HOSTS)
+        body = worlds.candidates(env, NUMA_QUERY + '&limit=5')
+        assert _vcpu_and_memory(body) == [
+            _host(0, 0, 0), _host(1, 0, 0), _host(2, 0, 0), _host(0, 0, 1),
+            _host(1, 0, 1)]
+    finally:
+        env.close()
+
+
+def test_max_allocation_candidates_spreads_too():
+    env = _env_with(max_allocation_candidates=2)
+    try:
+        worlds.load_into_db(env.db, NUMA_HOSTS)
+        assert _vcpu_and_memory(worlds.candidates(env, NUMA_QUERY)) == [
+            _host(0, 0, 0), _host(1, 0, 0)]
+    finally:
+        env.close()
+
+
+def test_randomized_limit_names_distinct_trees():
+    env = _env_with(randomize_allocation_candidates=True)
+    try:
+        worlds.load_into_db(env.db, NUMA_HOSTS)
+        seen = set()
+        for _ in range(20):
+            taken = _vcpu_and_memory(worlds.candidates(
+                env, NUMA_QUERY + '&limit=3'))
+            assert sorted(vcpu[:2] for vcpu, _memory in taken) == [
+                'h0', 'h1', 'h2']
+            seen.update(taken)
+        # Each tree's request is a random one of its four.
+        assert len(seen) > 3
+    finally:
+        env.close()
+
+
+def test_randomized_windows_start_anywhere(monkeypatch):
+    """With 200 trees and tiny windows, a randomized limit=1 reads a window
+    of two trees starting at a random one: across requests the trees
+    chosen come from all over the cloud, and no window read is larger
+    than the first."""
+    env = _env_with(randomize_allocation_candidates=True)
+    try:
+        worlds.load_into_db(env.db, _flat_hosts(200))
+        monkeypatch.setattr(engine, 'WINDOW_MIN', 2)
+        fetched = []
+        real = snapshot.Snapshot.capacities
+
+        def counting(*args, **kwargs):
+            rows = real(*args, **kwargs)
+            fetched.extend(len(found) for found in rows.values())
+            return rows
+
+        monkeypatch.setattr(snapshot.Snapshot, 'capacities', counting)
+        chosen = set()
+        for _ in range(40):
+            body = worlds.candidates(env, 'resources=VCPU:1&limit=1')
+            (providers,) = _first_providers(body)
+            chosen.add(providers[0])
+        assert max(fetched) <= 2
+        hosts = {U('h%d' % i): i for i in range(200)}
+        assert len(chosen) > 10
+        assert max(hosts[uuid] for uuid in chosen) >= 100
+    finally:
+        env.close()
+
+
 def test_shared_amounts_are_summed_once(environment):
     """The reference sums repeated classes into shared objects; a provider
     serving two groups asking VCPU:1 each gives VCPU:2, in every request."""
@@ -249,26 +368,21 @@ SHARED_WORLD = (
     'resources=VCPU:2,MEMORY_MB:128',
     'resources=DISK_GB:10',
 ])
-def test_windows_give_the_unlimited_prefix(monkeypatch, query):
-    """Searching tiny windows of trees yields, for every limit, exactly the
-    first requests and summaries of the whole-cloud answer."""
-    env = _env_with()
+@pytest.mark.parametrize('strategy', ['depth-first', 'breadth-first'])
+def test_windows_give_the_whole_cloud_answer(monkeypatch, query, strategy):
+    """Searching tiny windows of trees gives, for every limit, exactly the
+    requests and summaries of one window holding the whole cloud."""
+    env = _env_with(allocation_candidates_generation_strategy=strategy)
     try:
         worlds.load_into_db(env.db, SHARED_WORLD)
-        whole = worlds.candidates(env, query)
-        monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
-        total = len(whole['allocation_requests'])
+        total = len(worlds.candidates(env, query)['allocation_requests'])
         assert total > 1
         for limit in range(1, total + 2):
-            body = worlds.candidates(env, query + '&limit=%d' % limit)
-            expected = whole['allocation_requests'][:limit]
-            assert body['allocation_requests'] == expected
-            touched = {u for r in expected for u in r['allocations']}
-            shown = {u for u, s in whole['provider_summaries'].items()
-                     if s['root_provider_uuid'] in {
-                         whole['provider_summaries'][t]['root_provider_uuid']
-                         for t in touched}}
-            assert set(body['provider_summaries']) == shown
+            limited = query + '&limit=%d' % limit
+            monkeypatch.setattr(engine, 'WINDOW_MIN', 64)
+            whole = worlds.candidates(env, limited)
+            monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
+            assert worlds.candidates(env, limited) == whole
     finally:
         env.close()
 

@@ -42,6 +42,13 @@ _ROOTS = sa.select(rp.c.id).where(rp.c.parent_provider_id.is_(None))
 _FIRST_ROOTS = _ROOTS.order_by(rp.c.id).limit(sa.bindparam('count'))
 _ROOTS_AFTER = (_ROOTS.where(rp.c.id > sa.bindparam('after_id'))
                 .order_by(rp.c.id).limit(sa.bindparam('count')))
+_FIRST_ROOTS_BEFORE = (_ROOTS.where(rp.c.id < sa.bindparam('before_id'))
+                       .order_by(rp.c.id).limit(sa.bindparam('count')))
+_ROOTS_BETWEEN = (_ROOTS.where(rp.c.id > sa.bindparam('after_id'),
+                               rp.c.id < sa.bindparam('before_id'))
+                  .order_by(rp.c.id).limit(sa.bindparam('count')))
+_ROOT_COUNT = sa.select(sa.func.count()).select_from(_ROOTS.subquery())
+_NTH_ROOT = _ROOTS.order_by(rp.c.id).limit(1).offset(sa.bindparam('n'))
 
 
 class RootWindow(typing.NamedTuple):
@@ -55,16 +62,29 @@ class RootWindow(typing.NamedTuple):
     is_final: bool
 
 
-def root_window(conn, after_id, count):
+def root_window(conn, after_id, count, before_id=None):
     """The RootWindow of the next ``count`` trees in creation order after
-    root ``after_id`` (None: from the start); None when there are no more
-    trees."""
-    query = _FIRST_ROOTS if after_id is None else _ROOTS_AFTER
-    ids = conn.execute(query, {'after_id': after_id,
+    root ``after_id`` (None: from the start) and before root ``before_id``
+    (None: to the end); None when there are no more trees there."""
+    if before_id is None:
+        query = _FIRST_ROOTS if after_id is None else _ROOTS_AFTER
+    else:
+        query = _FIRST_ROOTS_BEFORE if after_id is None else _ROOTS_BETWEEN
+    ids = conn.execute(query, {'after_id': after_id, 'before_id': before_id,
                                'count': count}).scalars().all()
     if not ids:
         return None
     return RootWindow(ids[0], ids[-1], len(ids), len(ids) < count)
+
+
+def root_count(conn):
+    """How many trees there are."""
+    return conn.execute(_ROOT_COUNT).scalar()
+
+
+def nth_root(conn, n):
+    """The id of the ``n``th tree (from 0) in creation order."""
+    return conn.execute(_NTH_ROOT, {'n': n}).scalar()
 
 
 @functools.cache

@@ -36,7 +36,7 @@ class Candidates:
 
 
 EMPTY = Candidates([], {}, {})
-#: The fewest trees a window searches (see _find_in_windows).
+#: The fewest trees a window searches (see _windows).
 WINDOW_MIN = 64
 
 
@@ -53,18 +53,18 @@ def find_candidates(database, conf, request, nested_aware=True):
     placement = conf.placement
     bound = _bound(request.limit, placement.max_allocation_candidates)
     strategy = placement.allocation_candidates_generation_strategy
+    rng = random.Random() if placement.randomize_allocation_candidates else (
+        None)
+    shuffle = rng.shuffle if rng else None
     with database.replica_reader() as conn:
-        if (bound is not None and strategy == 'depth-first' and nested_aware
-                and not placement.randomize_allocation_candidates):
-            return _find_in_windows(conn, request, bound)
+        if bound is not None and nested_aware:
+            return _find_spread(conn, request, bound, strategy, rng)
         try:
             found = search.search(conn, request)
         except search.NoCandidates:
             return EMPTY
         if not found.anchors:
             return EMPTY
-        shuffle = (random.Random().shuffle
-                   if placement.randomize_allocation_candidates else None)
         combiner = combine.Combiner(
             found, request, parents=found.snapshot.parents,
             nested_aware=nested_aware, shuffle=shuffle)
@@ -84,46 +84,45 @@ def find_candidates(database, conf, request, nested_aware=True):
                                shown)
 
 
-def _find_in_windows(conn, request, bound):
-    """The first ``bound`` depth-first candidates, searching windows of
-    trees in creation order (each twice the last) until enough are found,
-    so the work follows ``bound``, not the size of the cloud."""
+def _find_spread(conn, request, bound, strategy, rng):
+    """At most ``bound`` candidates, from as many trees as can serve the
+    request: the first candidate of each tree, tree after tree, until
+    ``bound`` trees gave one; only when fewer can are more taken from
+    them (depth-first: all of the first tree's, then the next's;
+    breadth-first: one more from each in turn).
+
+    Trees are searched in windows (see _windows), so the work follows
+    ``bound``, not the size of the cloud. With ``rng`` (a random.Random)
+    the windows start at a tree picked at random, trees and choices are
+    shuffled within each window, and so is the answer.
+    """
+    shuffle = rng.shuffle if rng else None
     try:
         searcher = search.Searcher(conn, request)
     except search.NoCandidates:
         return EMPTY
     seen = set()
-    chosen = []
+    #: (first candidate, the tree's other candidates, lazily), by tree.
+    trees = []
     roots = {}
-    after = None
-    searched = 0
-    size = max(2 * bound, WINDOW_MIN)
     try:
-        while len(chosen) < bound:
-            window = db.root_window(conn, after, size)
-            if window is None:
-                break
-            # A first window holding every tree is the whole cloud, which
-            # the unscoped queries search faster.
-            whole_cloud = after is None and window.is_final
-            # A last window holding at least as many trees as all before it
-            # is half the cloud or more: it is cut out of a read of the
-            # whole cloud, which the process keeps between requests.
-            most_of_cloud = window.is_final and window.trees >= searched
-            after = window.last
-            searched += window.trees
-            size *= 2
-            found = searcher.search(
-                None if whole_cloud else (window.first, window.last),
-                cut_from_cloud=most_of_cloud)
+        for window, cut_from_cloud in _windows(conn, bound, rng):
+            found = searcher.search(window, cut_from_cloud=cut_from_cloud)
             if found is None:
                 continue
+            roots.update(found.roots)
             combiner = combine.Combiner(found, request,
                                         parents=searcher.snapshot.parents,
-                                        seen=seen)
-            chosen.extend(itertools.islice(combiner.generate(),
-                                           bound - len(chosen)))
-            roots.update(found.roots)
+                                        shuffle=shuffle, seen=seen)
+            for anchor in combiner.anchors():
+                others = combiner.for_anchor(anchor)
+                first = next(others, None)
+                if first is not None:
+                    trees.append((first, others))
+                    if len(trees) == bound:
+                        break
+            if len(trees) == bound:
+                break
     except search.NoCandidates:
         return EMPTY
     if not searcher.all_groups_reached:
@@ -134,9 +133,70 @@ def _find_in_windows(conn, request, bound):
         except search.NoCandidates:
             pass
         return EMPTY
-    if not chosen:
+    if not trees:
         return EMPTY
+    chosen = _more_from_each_tree(trees, bound, strategy)
+    if shuffle:
+        shuffle(chosen)
     return _with_summaries(conn, searcher.snapshot, roots, chosen, None)
+
+
+def _more_from_each_tree(trees, bound, strategy):
+    """``bound`` candidates (or all there are) from ``trees``: each tree's
+    first, then more as ``strategy`` orders them."""
+    more = bound - len(trees)
+    if strategy == 'breadth-first':
+        firsts = [first for first, _others in trees]
+        return firsts + list(itertools.islice(
+            combine.round_robin(others for _first, others in trees), more))
+    chosen = []
+    for first, others in trees:
+        chosen.append(first)
+        if more:
+            taken = list(itertools.islice(others, more))
+            chosen.extend(taken)
+            more -= len(taken)
+    return chosen
+
+
+def _windows(conn, bound, rng):
+    """(window, cut_from_cloud) pairs: the trees to search in turn, at
+    first ``max(2 * bound, WINDOW_MIN)`` of them, twice as many each time.
+
+    A window is an inclusive range of root ids, or None for the whole
+    cloud (when one window holds every tree: the unscoped queries search
+    it faster). ``cut_from_cloud`` marks a window holding half the cloud
+    or more: it is cut out of a read of the whole cloud, which the process
+    keeps between requests. With ``rng``, windows start at a tree picked
+    at random and wrap around, so every tree is as likely to be searched
+    first.
+    """
+    size = max(2 * bound, WINDOW_MIN)
+    total = None
+    segments = [(None, None)]
+    if rng:
+        total = db.root_count(conn)
+        if total > size:
+            start = db.nth_root(conn, rng.randrange(total))
+            segments = [(start - 1, None), (None, start)]
+    searched = 0
+    for after, before in segments:
+        while True:
+            window = db.root_window(conn, after, size, before)
+            if window is None:
+                break
+            if searched == 0 and window.is_final and before is None and (
+                    after is None):
+                yield None, False
+                return
+            if total is None:
+                half = window.is_final and window.trees >= searched
+            else:
+                half = 2 * window.trees >= total
+            yield (window.first, window.last), half
+            after = window.last
+            searched += window.trees
+            size *= 2
 
 
 def _bound(limit, max_candidates):

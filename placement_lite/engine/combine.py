@@ -91,7 +91,7 @@ class Combiner:
     def generate(self, strategy='depth-first'):
         anchors = self.anchors()
         if strategy == 'breadth-first':
-            return _round_robin(self.for_anchor(a) for a in anchors)
+            return round_robin(self.for_anchor(a) for a in anchors)
         return itertools.chain.from_iterable(
             self.for_anchor(a) for a in anchors)
 
@@ -356,7 +356,7 @@ def _choices(slot, capacities, class_names):
     return choices
 
 
-def _round_robin(generators):
+def round_robin(generators):
     """One item from each generator in turn, starting each lazily."""
     live = collections.deque()
     for generator in generators:
