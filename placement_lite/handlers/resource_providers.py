@@ -18,23 +18,37 @@ def provider_path(req, uuid):
     return '%s/resource_providers/%s' % (req.root_path, uuid)
 
 
+def provider_renderer(req):
+    """A function giving the JSON document of a provider at the request's
+    microversion. What depends only on the microversion is worked out once,
+    not once per provider of a listing."""
+    relations = [rel for rel, version in _LINKS
+                 if microversion.at_least(req, version)]
+    with_tree = microversion.at_least(req, '1.14')
+    prefix = provider_path(req, '')
+
+    def render(provider):
+        path = prefix + provider.uuid
+        links = [{'rel': 'self', 'href': path}]
+        links.extend({'rel': rel, 'href': path + '/' + rel}
+                     for rel in relations)
+        document = {
+            'uuid': provider.uuid,
+            'name': provider.name,
+            'generation': provider.generation,
+            'links': links,
+        }
+        if with_tree:
+            document['parent_provider_uuid'] = provider.parent_provider_uuid
+            document['root_provider_uuid'] = provider.root_provider_uuid
+        return document
+
+    return render
+
+
 def render_provider(req, provider):
     """The JSON document of one provider at the request's microversion."""
-    path = provider_path(req, provider.uuid)
-    links = [{'rel': 'self', 'href': path}]
-    links.extend({'rel': rel, 'href': '%s/%s' % (path, rel)}
-                 for rel, version in _LINKS
-                 if microversion.at_least(req, version))
-    document = {
-        'uuid': provider.uuid,
-        'name': provider.name,
-        'generation': provider.generation,
-        'links': links,
-    }
-    if microversion.at_least(req, '1.14'):
-        document['parent_provider_uuid'] = provider.parent_provider_uuid
-        document['root_provider_uuid'] = provider.root_provider_uuid
-    return document
+    return provider_renderer(req)(provider)
 
 
 def _modified(provider):
@@ -66,8 +80,9 @@ class ResourceProviders:
         util.require_json_accept(req)
         req.placement.can('placement:resource_providers:list')
         found = providers.list_providers(req.placement.db, _list_filters(req))
+        render = provider_renderer(req)
         util.render(resp, {'resource_providers': [
-            render_provider(req, provider) for provider in found]})
+            render(provider) for provider in found]})
         util.set_last_modified(
             req, resp, util.newest(*[_modified(p) for p in found]))
 
