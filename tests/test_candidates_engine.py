@@ -387,6 +387,47 @@ def test_windows_give_the_whole_cloud_answer(monkeypatch, query, strategy):
         env.close()
 
 
+@pytest.mark.parametrize('query', [
+    # More than the largest max_unit (big's DISK_GB: 500) ...
+    'resources=DISK_GB:501',
+    # ... more than any capacity (big's VCPU: 32) ...
+    'resources=VCPU:33&limit=5',
+    # ... a class nobody has, in the first of two groups.
+    'resources_G=VGPU:1&resources=VCPU:1',
+])
+def test_what_no_provider_could_give_reads_no_capacities(
+        environment, monkeypatch, query):
+    """Asked more than any provider could give even if nothing were used,
+    the engine answers at once, without reading what providers have."""
+    worlds.load_into_db(environment.db, FLAT)
+    read = []
+    real = snapshot.Snapshot.capacities
+
+    def recording(*args, **kwargs):
+        read.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(snapshot.Snapshot, 'capacities', recording)
+    body = worlds.candidates(environment, query)
+    assert (body, read) == (
+        {'allocation_requests': [], 'provider_summaries': {}}, [])
+
+
+def test_a_group_no_provider_could_give_hides_later_unknown_names(
+        environment):
+    """As in the reference, groups after one that nothing can serve are not
+    looked at: their unknown names are not reported."""
+    worlds.load_into_db(environment.db, FLAT)
+    body = worlds.candidates(environment,
+                             'resources=DISK_GB:501&resources_X=CUSTOM_NOPE:1')
+    assert body == {'allocation_requests': [], 'provider_summaries': {}}
+    status, _headers, body = environment.request(
+        'GET', '/allocation_candidates?resources=DISK_GB:1'
+        '&resources_X=CUSTOM_NOPE:1', version='1.39')
+    assert status == 400
+    assert 'No such resource class CUSTOM_NOPE' in body['errors'][0]['detail']
+
+
 def test_windows_report_unknown_names_like_the_whole_cloud(monkeypatch):
     """Group 1 matches only tree one, group 2 only tree two, and no window
     (two trees, then four) holds both; yet the unknown class of group 3 is

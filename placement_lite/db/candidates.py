@@ -179,25 +179,40 @@ def provider_ids_in_any_aggregate(conn, uuids):
                                     known.values())
 
 
+_inv = tables.inventories.alias('largest')
+_NO_NAME = sa.cast(sa.null(), sa.String)
+_NO_AMOUNT = sa.cast(sa.null(), sa.Float)
 _CLASSES_AND_SHARING_PROVIDERS = sa.union_all(
-    sa.select(rc.c.id, rc.c.name),
-    sa.select(rpt.c.resource_provider_id, sa.cast(sa.null(), sa.String))
+    sa.select(sa.literal_column('0'), rc.c.id, rc.c.name, _NO_AMOUNT),
+    sa.select(sa.literal_column('1'), rpt.c.resource_provider_id, _NO_NAME,
+              _NO_AMOUNT)
     .select_from(rpt.join(traits, traits.c.id == rpt.c.trait_id))
-    .where(traits.c.name == SHARING_TRAIT))
+    .where(traits.c.name == SHARING_TRAIT),
+    sa.select(sa.literal_column('2'), rc.c.id, _NO_NAME,
+              sa.select(sa.func.max(tables.largest_unit(_inv)))
+              .where(_inv.c.resource_class_id == rc.c.id)
+              .scalar_subquery())
+    .where(rc.c.name.in_(list_param('asked'))))
 
 
-def classes_and_sharing_providers(conn):
-    """({id: name} of every resource class, ids of the providers that share
-    their inventory with their aggregates): what every search starts from,
-    in one round trip."""
+def classes_and_sharing_providers(conn, asked):
+    """What every search starts from, in one round trip: {id: name} of
+    every resource class; the ids of the providers that share their
+    inventory with their aggregates; and, for each class named in
+    ``asked``, the largest amount one provider could give of it if
+    nothing were used (missing when no provider has it)."""
     class_names = {}
     sharing = set()
-    for id_, name in conn.execute(_CLASSES_AND_SHARING_PROVIDERS):
-        if name is None:
-            sharing.add(id_)
-        else:
+    largest = {}
+    for kind, id_, name, most in conn.execute(
+            _CLASSES_AND_SHARING_PROVIDERS, {'asked': sorted(asked)}):
+        if kind == 0:
             class_names[id_] = name
-    return class_names, sharing
+        elif kind == 1:
+            sharing.add(id_)
+        elif most is not None:
+            largest[id_] = most
+    return class_names, sharing, largest
 
 
 _AGGREGATES_OF = (

@@ -196,7 +196,7 @@ def providers_with_capacity(resource_class_id, amount):
             usage, inv.c.resource_provider_id == usage.c.resource_provider_id))
         .where(inv.c.resource_class_id == resource_class_id,
                sa.func.coalesce(usage.c.used, 0) + amount
-               <= (inv.c.total - inv.c.reserved) * inv.c.allocation_ratio,
+               <= tables.capacity(inv),
                inv.c.min_unit <= amount,
                inv.c.max_unit >= amount,
                sa.literal(amount) % inv.c.step_size == 0))

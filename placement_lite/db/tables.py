@@ -61,6 +61,27 @@ inventories = sa.Table(
     sa.Index('inventories_resource_class_id_idx', 'resource_class_id'),
 )
 
+
+def capacity(inventory):
+    """SQL: what an inventory row holds, ``(total - reserved) *
+    allocation_ratio`` (``inventory`` is the table or an alias)."""
+    return ((inventory.c.total - inventory.c.reserved)
+            * inventory.c.allocation_ratio)
+
+
+def largest_unit(inventory):
+    """SQL: the most one allocation could take of an inventory row if
+    nothing were used: the smaller of its capacity and max_unit."""
+    held = capacity(inventory)
+    return sa.case((inventory.c.max_unit < held, inventory.c.max_unit),
+                   else_=held)
+
+
+#: Finds, by one index probe per class, the largest amount any provider
+#: could give of a class: a request asking more finds nothing at once.
+sa.Index('inventories_resource_class_largest_unit_idx',
+         inventories.c.resource_class_id, largest_unit(inventories))
+
 projects = sa.Table(
     'projects', metadata,
     sa.Column('id', sa.Integer, primary_key=True, autoincrement=True),

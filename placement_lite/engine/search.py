@@ -98,11 +98,13 @@ class Searcher:
     def __init__(self, conn, request):
         self.conn = conn
         self.allowed_anchors = _allowed_anchors(conn, request)
-        #: {id: name} of every resource class (and its inverse below);
-        #: the providers sharing their inventory.
-        self.class_names, self.sharing = db.classes_and_sharing_providers(
-            conn)
         groups = list(request.groups.values())
+        #: {id: name} of every resource class (and its inverse below);
+        #: the providers sharing their inventory; {class id: the most one
+        #: provider could give} for the classes asked for.
+        self.class_names, self.sharing, self.largest = (
+            db.classes_and_sharing_providers(
+                conn, {name for group in groups for name in group.resources}))
         self.class_ids = {name: id_ for id_, name in self.class_names.items()}
         #: What the providers searched have and use.
         self.snapshot = snapshot.Snapshot(conn, self.class_names)
@@ -229,6 +231,11 @@ class _GroupSearch:
         group = self.group
         filters = self._resolve()
         amounts = filters.amounts
+        largest = self.searcher.largest
+        if any(amount > largest.get(rc_id, 0)
+               for rc_id, amount in amounts.items()):
+            # No provider anywhere could give that much, used or not.
+            raise NoCandidates()
         by_class = self.by_class = {}
         inventories = self.searcher.inventories(group.in_tree,
                                                 filters.tree_root)

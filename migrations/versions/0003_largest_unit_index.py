@@ -1,0 +1,27 @@
+"""An index on each inventory's largest unit, by resource class.
+
+The largest amount one allocation could take of an inventory if nothing
+were used is the smaller of max_unit and (total - reserved) *
+allocation_ratio. Indexed by class, the largest over all providers is one
+index probe: a candidates request asking more than that is answered at
+once.
+
+Revision ID: 0003
+Revises: 0002
+"""
+from alembic import op
+import sqlalchemy as sa
+
+revision = '0003'
+down_revision = '0002'
+branch_labels = None
+depends_on = None
+
+
+def upgrade():
+    held = '(total - reserved) * allocation_ratio'
+    op.create_index(
+        'inventories_resource_class_largest_unit_idx', 'inventories',
+        ['resource_class_id',
+         sa.text('(CASE WHEN max_unit < %s THEN max_unit ELSE %s END)'
+                 % (held, held))])
