@@ -34,19 +34,24 @@ def _duplicate_column(exc):
     return None
 
 
-def _provider_select():
-    """Providers with their parent and root uuids (``rp`` is the provider)."""
+def _listing():
+    """Providers, by id, as a listing shows them (see list_providers)."""
     parent = rp.alias('parent')
     root = rp.alias('root')
     return (
-        sa.select(rp.c.id, rp.c.uuid, rp.c.name, rp.c.generation,
-                  rp.c.parent_provider_id, rp.c.root_provider_id,
-                  rp.c.created_at, rp.c.updated_at,
+        sa.select(rp.c.uuid, rp.c.name, rp.c.generation,
                   parent.c.uuid.label('parent_provider_uuid'),
-                  root.c.uuid.label('root_provider_uuid'))
+                  root.c.uuid.label('root_provider_uuid'),
+                  rp.c.created_at, rp.c.updated_at)
         .select_from(
             rp.outerjoin(parent, rp.c.parent_provider_id == parent.c.id)
-            .outerjoin(root, rp.c.root_provider_id == root.c.id)))
+            .outerjoin(root, rp.c.root_provider_id == root.c.id))
+        .order_by(rp.c.id))
+
+
+#: Built once: building the aliases and their columns costs more than
+#: running a small listing.
+_LISTING = _listing()
 
 
 def insert_provider(conn, uuid, name, parent=None):
@@ -209,7 +214,10 @@ def any_row(conn, query):
 
 def list_providers(conn, name=None, uuid=None, root_id=None,
                    within=(), excluding=()):
-    """Provider rows, by id, matching every given filter.
+    """Rows of (uuid, name, generation, parent_provider_uuid,
+    root_provider_uuid, created_at, updated_at), by provider id, for the
+    providers matching every given filter. (Plain columns: a listing of
+    thousands unpacks them faster than it reads a row's attributes.)
 
     ``within`` and ``excluding`` are lists of id queries (as built above):
     the provider must be selected by each of ``within`` and by none of
@@ -218,7 +226,7 @@ def list_providers(conn, name=None, uuid=None, root_id=None,
     at a row or two, would otherwise run the next one again for every row
     of the first (390 ms instead of 12 for three classes at 1,000 hosts).
     """
-    query = _provider_select().order_by(rp.c.id)
+    query = _LISTING
     if name:
         query = query.where(rp.c.name == name)
     if uuid:
