@@ -68,6 +68,7 @@ class Combiner:
         self.seen = set() if seen is None else seen
         #: how many choices were tried: lets tests prove work is bounded.
         self.steps = 0
+        self._plan = None
         asked_by = collections.Counter(
             rc_id for group in result.groups for rc_id in group.amounts)
         #: Classes that several slots ask for (see _enough_in_tree).
@@ -81,6 +82,12 @@ class Combiner:
             self._lone_group_takes = (
                 [result.class_names[rc_id] for rc_id in groups[0].amounts],
                 list(groups[0].amounts.values()))
+
+    def plan(self, slots):
+        """The _Plan of every walk, made for the first."""
+        if self._plan is None:
+            self._plan = _Plan(self, slots)
+        return self._plan
 
     def anchors(self):
         anchors = list(self.result.anchors)
@@ -218,16 +225,14 @@ class Combiner:
         return lineage
 
 
-class _Walk:
-    """The depth-first walk over the slots of one anchor."""
+class _Plan:
+    """What the walks of every anchor share: after which slot each
+    constraint can be checked (the slots have the same shape under every
+    anchor, only their options differ)."""
 
-    def __init__(self, combiner, anchor, slots):
-        self.combiner = combiner
-        self.anchor = anchor
-        self.slots = slots
-        result = combiner.result
-        self.root_of = result.root_of
-        self.spread_group = next((g for g in result.groups if g.spread), None)
+    def __init__(self, combiner, slots):
+        groups = combiner.result.groups
+        self.spread_group = next((g for g in groups if g.spread), None)
         spread_slots = [i for i, s in enumerate(slots) if not s.suffix]
         self.spread_done_at = spread_slots[-1] if spread_slots else None
         suffix_slot = {s.suffix: i for i, s in enumerate(slots) if s.suffix}
@@ -238,8 +243,27 @@ class _Walk:
         self.check_at = set(self.subtrees_done_at)
         if self.spread_group and self.spread_group.required_trait_ids:
             self.check_at.add(self.spread_done_at)
-        self.choices = [_choices(slot, result.capacities, result.class_names)
-                        for slot in slots]
+
+
+class _Walk:
+    """The depth-first walk over the slots of one anchor."""
+
+    def __init__(self, combiner, anchor, slots):
+        self.combiner = combiner
+        self.anchor = anchor
+        self.slots = slots
+        result = combiner.result
+        self.root_of = result.root_of
+        plan = combiner.plan(slots)
+        self.spread_group = plan.spread_group
+        self.spread_done_at = plan.spread_done_at
+        self.subtrees_done_at = plan.subtrees_done_at
+        self.check_at = plan.check_at
+        self.capacities = result.capacities
+        self.class_names = result.class_names
+        #: Per slot, {provider: its takes} worked out as the walk reaches
+        #: them: the first request of a tree needs few of them.
+        self.takes = [{} for _slot in slots]
         #: {(provider, class name): amount taken so far}, only amounts
         #: above 0.
         self.usage = {}
@@ -260,7 +284,11 @@ class _Walk:
         usage = self.usage
         isolate = bool(slot.suffix) and self.combiner.isolate
         one_per_tree = bool(slot.amounts) and not self.combiner.nested_aware
-        for provider, takes in self.choices[index]:
+        known = self.takes[index]
+        for provider in slot.options:
+            takes = known.get(provider)
+            if takes is None:
+                takes = known[provider] = self._takes(slot, provider)
             self.combiner.steps += 1
             if any(usage.get(key, 0) + amount > limit
                    for key, amount, limit in takes):
@@ -287,6 +315,20 @@ class _Walk:
                 self.isolated.discard(provider)
             if one_per_tree:
                 self._leave_tree(provider)
+
+    def _takes(self, slot, provider):
+        """What ``provider`` gives for ``slot``: ((provider, class name),
+        amount, the most it can give of that class in one request) for
+        each class of the slot."""
+        capacities = self.capacities
+        names = self.class_names
+        takes = []
+        for rc_id, amount in slot.amounts.items():
+            capacity = capacities[rc_id][provider]
+            takes.append(((provider, names[rc_id]), amount,
+                          min(capacity.capacity - capacity.used,
+                              capacity.max_unit)))
+        return tuple(takes)
 
     def _own_tree(self, provider):
         """Before 1.29 one provider per tree gives resources: take the
@@ -339,21 +381,6 @@ class _Walk:
                 mappings[slot.suffix] = {provider}
         return self.combiner.candidate(self.anchor, allocations, mappings,
                                        self.chosen)
-
-
-def _choices(slot, capacities, class_names):
-    """[(provider, takes)] for the options of ``slot``: each take is
-    ((provider, class name), amount, the most that provider can give of
-    that class in one request)."""
-    choices = []
-    for provider in slot.options:
-        takes = []
-        for rc_id, amount in slot.amounts.items():
-            capacity = capacities[rc_id][provider]
-            takes.append(((provider, class_names[rc_id]), amount,
-                          min(capacity.free, capacity.max_unit)))
-        choices.append((provider, tuple(takes)))
-    return choices
 
 
 def round_robin(generators):
