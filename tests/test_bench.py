@@ -94,32 +94,48 @@ def test_loader_and_queries_on_tiny_cloud(environment):
     assert status == 200
     assert len(body['resource_providers']) == len(cloud.providers)
 
+    counts = {}
     for query in bench_queries.named_queries(cloud):
         status, _headers, body = environment.request(
             'GET', query.path, version=query.version)
         assert status == 200, (query.name, body)
-        assert bench_queries.count(body) >= 1, query.name
+        counts[query.name] = bench_queries.count(body)
+        if query.candidates and counts[query.name]:
+            assert bench_queries.hosts(body) >= 1, query.name
+    # Nothing can serve these two, by design; everything else finds some.
+    assert {name for name, found in counts.items() if not found} == {
+        'none_fits', 'rp_resources_3'}
+    assert (counts['rp_name'], counts['rp_uuid'], counts['rp_all']) == (
+        1, 1, len(cloud.providers))
 
 
 def test_report_renders_results_and_timeouts():
     lite = {'status': 200, 'count': 28, 'samples': [0.01, 0.02, 0.03],
-            'p50': 0.02, 'p95': 0.03}
+            'p50': 0.02, 'p95': 0.03, 'hosts': 9}
     report = {'timeout': 120.0, 'queries': [
         {'name': 'fast', 'placement_lite': lite,
-         'reference': dict(lite, count=27, p50=0.2, p95=0.5)},
+         'reference': dict(lite, count=27, p50=0.2, p95=0.5, hosts=7)},
         {'name': 'wide', 'placement_lite': lite,
          'reference': {'status': 'timeout', 'count': None, 'samples': []}},
         {'name': 'unstable', 'placement_lite': lite,
          'reference': dict(lite, other_counts=[26, 29])},
-    ]}
+        {'name': 'listing', 'placement_lite': dict(lite, hosts=None),
+         'reference': dict(lite, hosts=None)},
+    ], 'memory': {'placement_lite': [102400, 204800], 'reference': []}}
     rows = bench.table(report).splitlines()[2:]
     assert rows == [
         '| fast | 20.0 ms | 30.0 ms | 200.0 ms | 500.0 ms | 10.0x '
-        '| DIFFER: 28 vs 27 |',
-        '| wide | 20.0 ms | 30.0 ms | timeout | timeout | > 6000x | n/a |',
+        '| DIFFER: 28 vs 27 | 9 / 7 |',
+        '| wide | 20.0 ms | 30.0 ms | timeout | timeout | > 6000x | n/a '
+        '| 9 / - |',
         '| unstable | 20.0 ms | 30.0 ms | 20.0 ms | 30.0 ms | 1.0x '
-        '| DIFFER: 28 vs 28 (also 26, 29) |',
+        '| DIFFER: 28 vs 28 (also 26, 29) | 9 / 9 |',
+        '| listing | 20.0 ms | 30.0 ms | 20.0 ms | 30.0 ms | 1.0x '
+        '| same (28) | - |',
     ]
+    assert bench.memory(report) == (
+        'Resident memory after the run: placement_lite 300 MB in 2 workers '
+        '(largest 200 MB).')
     assert bench.percentile([5, 1, 4, 2, 3], 0.5) == 3
     assert bench.percentile([5, 1, 4, 2, 3], 0.95) == 5
 

@@ -138,9 +138,11 @@ def _measure(client, service, query, args, result, timed):
     if status != 200:
         result['error'] = raw.decode(errors='replace')[:500]
         return
-    count = bench_queries.count(json.loads(raw))
+    payload = json.loads(raw)
+    count = bench_queries.count(payload)
     if result['count'] is None:
         result['count'] = count
+        result['hosts'] = bench_queries.hosts(payload)
         result['body'] = raw
     elif count != result['count']:
         result['other_counts'] = sorted(
@@ -269,6 +271,8 @@ def run_size(hosts, args, names, venv):
                 log('%-16s %-14s %s' % (query.name, name,
                                         _summary(entry[name])))
             report['queries'].append(entry)
+        report['memory'] = {name: service.worker_memory()
+                            for name, service in running.items()}
     finally:
         for service in running.values():
             service.stop()
@@ -341,17 +345,37 @@ def _counts(result):
                              ', '.join(str(count) for count in others))
 
 
+def _hosts(entry):
+    """Distinct hosts in each service's answer (candidate queries)."""
+    found = [entry[name].get('hosts') for name in SERVICES if name in entry]
+    if all(hosts is None for hosts in found):
+        return '-'
+    return ' / '.join('-' if hosts is None else str(hosts) for hosts in found)
+
+
 def table(report):
     lines = ['| query | placement_lite p50 | p95 | reference p50 | p95 '
-             '| ratio (p50) | candidates |',
-             '|---|---:|---:|---:|---:|---:|---|']
+             '| ratio (p50) | results | hosts (lite / ref) |',
+             '|---|---:|---:|---:|---:|---:|---|---|']
     for entry in report['queries']:
         lite, ref = entry.get('placement_lite'), entry.get('reference')
-        lines.append('| %s | %s | %s | %s | %s | %s | %s |' % (
+        lines.append('| %s | %s | %s | %s | %s | %s | %s | %s |' % (
             entry['name'], _cell(lite, 'p50'), _cell(lite, 'p95'),
             _cell(ref, 'p50'), _cell(ref, 'p95'), ratio(entry, report['timeout']),
-            counts(entry)))
+            counts(entry), _hosts(entry)))
     return '\n'.join(lines)
+
+
+def memory(report):
+    """The workers' resident memory after the run, per service."""
+    parts = []
+    for name, workers in sorted(report.get('memory', {}).items()):
+        if workers:
+            parts.append('%s %d MB in %d workers (largest %d MB)' % (
+                name, sum(workers) / 1024, len(workers), max(workers) / 1024))
+    if not parts:
+        return ''
+    return 'Resident memory after the run: %s.' % '; '.join(parts)
 
 
 def describe(report):
@@ -383,7 +407,7 @@ def write_markdown():
         return
     reports.sort(key=lambda report: report['hosts'])
     parts = [
-        '# Allocation candidates benchmark',
+        '# Benchmark: allocation candidates and provider listings',
         '',
         'This page is written by `python -m tests.bench` (`tox -e bench -- '
         '--hosts 1000 5000`; `--quick` for a smoke run, `--help` for the '
@@ -401,11 +425,15 @@ def write_markdown():
         '(`tests/bench/queries.py`), the services taking turns request by '
         'request.',
         '',
-        'Times are client-side wall times of `GET /allocation_candidates` on '
+        'Times are client-side wall times of `GET /allocation_candidates` '
+        '(and, for the `rp_` queries, `GET /resource_providers`) on '
         '127.0.0.1; ratio is reference p50 / placement_lite p50 ("> Nx" when '
-        'the reference timed out); "candidates" compares the number of '
-        'allocation requests each service returned (when they differ, both '
-        'responses are kept in `reports/`).',
+        'the reference timed out); "results" compares the number of '
+        'allocation requests (or providers) each service returned (when they '
+        'differ, both responses are kept in `reports/`); "hosts" is the '
+        'number of distinct trees the candidates take resources from, '
+        'sharing providers left out: what a scheduler, which weighs hosts, '
+        'gets to choose from.',
         '',
         '| query | what it asks |', '|---|---|']
     for entry in reports[0]['queries']:
@@ -413,6 +441,8 @@ def write_markdown():
     for report in reports:
         parts += ['', '## %d compute hosts' % report['hosts'], '',
                   describe(report), '']
+        if memory(report):
+            parts += [memory(report), '']
         if report.get('note'):
             parts += [report['note'], '']
         parts.append(table(report))
@@ -460,6 +490,7 @@ def main(argv=None):
             json.dump(report, out, indent=2)
         print()
         print(describe(report))
+        print(memory(report))
         print(table(report))
         print()
         log('N=%d took %.0f s; wrote %s' % (hosts, report['total_seconds'],

@@ -180,6 +180,7 @@ def build(hosts, storage_group_size=STORAGE_GROUP_SIZE):
         'zone0': aggregate('zone0'), 'zone1': aggregate('zone1'),
         'rack0': aggregate('rack0'),
         'in_tree': make_uuid(_host_name(min(7, hosts - 1))),
+        'in_tree_name': _host_name(min(7, hosts - 1)),
     }
     return Cloud(hosts, providers, consumers, landmarks)
 

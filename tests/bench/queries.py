@@ -1,9 +1,10 @@
-"""The named ``GET /allocation_candidates`` queries the benchmark times.
+"""The named queries the benchmark times.
 
-Each asks what a scheduler asks of the cloud built by
-:func:`tests.bench.cloud.build`. All are sent at microversion 1.39, which has
-every feature they use (``root_required`` came in 1.35, ``same_subtree`` and
-suffixed group names in 1.36).
+Each asks what a scheduler (``GET /allocation_candidates``) or an operator
+or agent (``GET /resource_providers``, one query per filter) asks of the
+cloud built by :func:`tests.bench.cloud.build`. All are sent at microversion
+1.39, which has every feature they use (``root_required`` came in 1.35,
+``same_subtree`` and suffixed group names in 1.36).
 """
 
 import dataclasses
@@ -22,10 +23,21 @@ class Query:
     #: providers; it gets a per-request timeout and runs last.
     wide: bool = False
     version: str = VERSION
+    route: str = '/allocation_candidates'
 
     @property
     def path(self):
-        return '/allocation_candidates?' + urllib.parse.urlencode(self.params)
+        if not self.params:
+            return self.route
+        return self.route + '?' + urllib.parse.urlencode(self.params)
+
+    @property
+    def candidates(self):
+        return self.route == '/allocation_candidates'
+
+
+def _listing(name, description, params=()):
+    return Query(name, description, params, route='/resource_providers')
 
 
 def named_queries(cloud):
@@ -66,6 +78,33 @@ def named_queries(cloud):
                 'COMPUTE_VOLUME_MULTI_ATTACH,!CUSTOM_MAINTENANCE'))),
         Query('in_tree', 'one named host',
               (('resources', FLAVOR), ('in_tree', marks['in_tree']))),
+        Query('nova_flavor', "nova's request: a larger flavor, hosts not "
+              'disabled, limit=1000',
+              (('resources', 'VCPU:4,MEMORY_MB:8192,DISK_GB:80'),
+               ('root_required', '!COMPUTE_STATUS_DISABLED'),
+               ('limit', '1000'))),
+        Query('none_fits', 'more memory than any provider has',
+              (('resources', 'MEMORY_MB:1048576'),)),
+        _listing('rp_all', 'GET /resource_providers: every provider'),
+        _listing('rp_name', 'providers by name',
+                 (('name', marks['in_tree_name']),)),
+        _listing('rp_uuid', 'providers by uuid',
+                 (('uuid', marks['in_tree']),)),
+        _listing('rp_in_tree', 'the providers of one tree',
+                 (('in_tree', marks['in_tree']),)),
+        _listing('rp_member_of', 'providers in a zone aggregate',
+                 (('member_of', marks['zone0']),)),
+        _listing('rp_required', 'providers with a trait and without another',
+                 (('required', 'CUSTOM_PHYSNET_NET0,!HW_NIC_ACCEL_SSL'),)),
+        _listing('rp_resources', 'providers with room for one class',
+                 (('resources', 'VCPU:1'),)),
+        _listing('rp_resources_3', 'providers with room for three classes '
+                 '(none: no provider has all three)',
+                 (('resources', 'VCPU:1,MEMORY_MB:512,DISK_GB:10'),)),
+        _listing('rp_resources_required', 'room for four VFs, with a trait '
+                 'and without another',
+                 (('resources', 'SRIOV_NET_VF:4'),
+                  ('required', 'CUSTOM_PHYSNET_NET0,!HW_NIC_ACCEL_SSL'))),
         Query('wide_pci_6', '6 one-unit groups on 8 one-unit PCI children',
               _one_unit_groups('CUSTOM_PCI_WIDE', 6, 'none'), wide=True),
         Query('wide_pci_8', '8 one-unit groups on 8 one-unit PCI children',
@@ -87,5 +126,23 @@ def _one_unit_groups(resource_class, groups, policy, trait=None):
 
 
 def count(payload):
-    """Number of candidates in a response body."""
-    return len(payload['allocation_requests'])
+    """Number of candidates (or of providers) in a response body."""
+    if 'allocation_requests' in payload:
+        return len(payload['allocation_requests'])
+    return len(payload['resource_providers'])
+
+
+def hosts(payload):
+    """How many distinct trees the candidates of a response body take
+    resources from, sharing providers left out (a sharing provider is a
+    tree of its own, not a host); None for a listing."""
+    if 'allocation_requests' not in payload:
+        return None
+    summaries = payload['provider_summaries']
+    roots = set()
+    for request in payload['allocation_requests']:
+        for uuid in request['allocations']:
+            summary = summaries[uuid]
+            if 'MISC_SHARES_VIA_AGGREGATE' not in summary['traits']:
+                roots.add(summary['root_provider_uuid'])
+    return len(roots)

@@ -7,6 +7,7 @@ uwsgi settings and a PostgreSQL database each on the harness's throwaway
 server; both listen on 127.0.0.1 only.
 """
 
+import glob
 import http.client
 import json
 import os
@@ -154,6 +155,25 @@ class UwsgiService:
     def restart(self):
         self.stop()
         self.start()
+
+    def worker_memory(self):
+        """Resident memory (kB) of each worker: the master's children."""
+        if self.process is None:
+            return []
+        master = str(self.process.pid)
+        sizes = []
+        for stat in glob.glob('/proc/[0-9]*/stat'):
+            try:
+                with open(stat) as handle:
+                    fields = handle.read().rsplit(')', 1)[1].split()
+                if fields[1] != master:
+                    continue
+                with open(stat[:-len('stat')] + 'status') as handle:
+                    status = handle.read()
+            except OSError:
+                continue
+            sizes.append(int(status.split('VmRSS:')[1].split()[0]))
+        return sizes
 
 
 def placement_lite(port, database_url, workdir, **settings):
