@@ -18,7 +18,8 @@ connection remembers the process that opened it and is set aside, unused
 and unclosed, when checked out anywhere else (a WSGI server that builds
 the application before forking its workers would otherwise let them share
 the master's sockets). ``build_app`` also empties the pools once start-up
-work is done, so nothing is open when a server forks.
+work is done, so nothing is open when a server forks. A pooled connection
+is pinged before use only after a second or more unused.
 
 With ``[placement_database] slave_connection``, ``replica_reader()`` reads
 from a streaming replica: only reads whose answer a client may act on
@@ -29,6 +30,7 @@ on the primary.
 
 import contextlib
 import os
+import time
 
 import platformdirs
 import sqlalchemy as sa
@@ -44,6 +46,8 @@ _STARTUP_LOCK = 0x706c6163656d6e74
 #: Connections opened by a parent process, kept referenced so that the
 #: child never closes them: closing would end the parent's session.
 _INHERITED = []
+#: Seconds a pooled connection may stay unused before it is pinged.
+PING_AFTER_IDLE = 1.0
 
 
 def default_sqlite_path():
@@ -72,8 +76,7 @@ def create_engine(url, max_pool_size=None, max_overflow=None,
             poolclass=NullPool, echo=echo)
         _take_over_sqlite_transactions(engine)
         return engine
-    kwargs = {'pool_pre_ping': True, 'pool_recycle': pool_recycle,
-              'echo': echo}
+    kwargs = {'pool_recycle': pool_recycle, 'echo': echo}
     if autocommit:
         kwargs['isolation_level'] = 'AUTOCOMMIT'
     if max_pool_size is not None:
@@ -83,31 +86,51 @@ def create_engine(url, max_pool_size=None, max_overflow=None,
     if pool_timeout is not None:
         kwargs['pool_timeout'] = pool_timeout
     engine = sa.create_engine(url, **kwargs)
-    _keep_connections_in_their_process(engine)
+    _check_pooled_connections(engine)
     return engine
 
 
-def _keep_connections_in_their_process(engine):
-    """Refuse, on checkout, a pooled connection opened by another process.
+def _check_pooled_connections(engine):
+    """On checkout, refuse a pooled connection opened by another process,
+    and ping one left idle for more than PING_AFTER_IDLE seconds; the pool
+    replaces a refused connection, or one that does not answer.
 
-    The pool then opens a new one. The refused connection is detached
-    without being closed (closing it would end the session of the process
-    that owns it) and stays referenced for the life of this process.
+    A connection refused for its process is detached without being closed
+    (closing it would end the session of the process that owns it) and
+    stays referenced for the life of this process. A connection used a
+    moment ago is not pinged: a ping on every checkout is one more round
+    trip in every request. If the database went away in that moment, the
+    request fails as it would have a moment later, and the failure
+    empties the pool.
     """
 
     @event.listens_for(engine, 'connect')
     def _on_connect(_dbapi_connection, record):
         record.info['pid'] = os.getpid()
+        record.info['returned_at'] = time.monotonic()
+
+    @event.listens_for(engine, 'checkin')
+    def _on_checkin(_dbapi_connection, record):
+        record.info['returned_at'] = time.monotonic()
 
     @event.listens_for(engine, 'checkout')
     def _on_checkout(dbapi_connection, record, proxy):
-        if record.info.get('pid') == os.getpid():
-            return
-        _INHERITED.append(dbapi_connection)
-        record.dbapi_connection = proxy.dbapi_connection = None
-        raise sa.exc.DisconnectionError(
-            'connection opened by process %s, not %s'
-            % (record.info.get('pid'), os.getpid()))
+        info = record.info
+        if info.get('pid') != os.getpid():
+            _INHERITED.append(dbapi_connection)
+            record.dbapi_connection = proxy.dbapi_connection = None
+            raise sa.exc.DisconnectionError(
+                'connection opened by process %s, not %s'
+                % (info.get('pid'), os.getpid()))
+        if time.monotonic() - info.get('returned_at', 0) > PING_AFTER_IDLE:
+            try:
+                cursor = dbapi_connection.cursor()
+                try:
+                    cursor.execute('SELECT 1')
+                finally:
+                    cursor.close()
+            except Exception as exc:  # noqa: any failure means a dead link
+                raise sa.exc.DisconnectionError(str(exc)) from exc
 
 
 def _take_over_sqlite_transactions(engine):
