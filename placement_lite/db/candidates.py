@@ -148,71 +148,96 @@ def traits_of_providers_among(conn, trait_ids):
     return found
 
 
-_AGGREGATE_IDS = sa.select(aggs.c.uuid, aggs.c.id).where(
-    aggs.c.uuid.in_(list_param('uuids')))
-
-
-def aggregate_ids(conn, uuids):
-    """{uuid: id} for the aggregates among ``uuids`` that exist."""
-    if not uuids:
-        return {}
-    return dict(conn.execute(_AGGREGATE_IDS,
-                             {'uuids': sorted(uuids)}).all())
-
-
-def provider_ids_in_aggregates(conn, member_of):
+def provider_ids_in_aggregates(conn, member_of, aggregate_ids):
     """Ids of providers that are, for each set of aggregate uuids in
-    ``member_of``, in at least one of them."""
-    known = aggregate_ids(conn, set().union(*member_of))
-    id_sets = [{known[uuid] for uuid in alternatives if uuid in known}
+    ``member_of``, in at least one of them (``aggregate_ids``: {uuid: id}
+    of those that exist)."""
+    id_sets = [{aggregate_ids[uuid] for uuid in alternatives
+                if uuid in aggregate_ids}
                for alternatives in member_of]
     if not all(id_sets):
         return set()
     return _providers_linked_to_each(conn, rpa, 'aggregate_id', id_sets)
 
 
-def provider_ids_in_any_aggregate(conn, uuids):
-    known = aggregate_ids(conn, uuids)
+def provider_ids_in_any_aggregate(conn, uuids, aggregate_ids):
+    """Ids of providers in any of the aggregates ``uuids``
+    (``aggregate_ids``: {uuid: id} of those that exist)."""
+    known = [aggregate_ids[uuid] for uuid in uuids if uuid in aggregate_ids]
     if not known:
         return set()
-    return _providers_linked_to_any(conn, rpa, 'aggregate_id',
-                                    known.values())
+    return _providers_linked_to_any(conn, rpa, 'aggregate_id', known)
+
+
+class Known(typing.NamedTuple):
+    """What a candidates request starts from (see read_known)."""
+
+    #: {id: name} of every resource class.
+    class_names: dict
+    #: Ids of the providers that share their inventory with their
+    #: aggregates.
+    sharing: set
+    #: {class id: the most one provider could give of it if nothing were
+    #: used}, for the classes named that some provider has.
+    largest: dict
+    #: {name: id} of the traits named that exist.
+    trait_ids: dict
+    #: {uuid: id} of the aggregates named that exist.
+    aggregate_ids: dict
+    #: {uuid: root id} of the providers named by in_tree that exist.
+    tree_roots: dict
 
 
 _inv = tables.inventories.alias('largest')
 _NO_NAME = sa.cast(sa.null(), sa.String)
 _NO_AMOUNT = sa.cast(sa.null(), sa.Float)
-_CLASSES_AND_SHARING_PROVIDERS = sa.union_all(
-    sa.select(sa.literal_column('0'), rc.c.id, rc.c.name, _NO_AMOUNT),
-    sa.select(sa.literal_column('1'), rpt.c.resource_provider_id, _NO_NAME,
-              _NO_AMOUNT)
+
+
+def _rows(kind, id_, name=_NO_NAME, amount=_NO_AMOUNT):
+    return sa.select(sa.literal_column(str(kind)), id_, name, amount)
+
+
+_KNOWN = sa.union_all(
+    _rows(0, rc.c.id, rc.c.name),
+    _rows(1, rpt.c.resource_provider_id)
     .select_from(rpt.join(traits, traits.c.id == rpt.c.trait_id))
     .where(traits.c.name == SHARING_TRAIT),
-    sa.select(sa.literal_column('2'), rc.c.id, _NO_NAME,
-              sa.select(sa.func.max(tables.largest_unit(_inv)))
-              .where(_inv.c.resource_class_id == rc.c.id)
-              .scalar_subquery())
-    .where(rc.c.name.in_(list_param('asked'))))
+    _rows(2, rc.c.id, amount=sa.select(sa.func.max(tables.largest_unit(_inv)))
+          .where(_inv.c.resource_class_id == rc.c.id).scalar_subquery())
+    .where(rc.c.name.in_(list_param('classes'))),
+    _rows(3, traits.c.id, traits.c.name)
+    .where(traits.c.name.in_(list_param('traits'))),
+    _rows(4, aggs.c.id, aggs.c.uuid)
+    .where(aggs.c.uuid.in_(list_param('aggregates'))),
+    _rows(5, rp.c.root_provider_id, rp.c.uuid)
+    .where(rp.c.uuid.in_(list_param('trees'))))
 
 
-def classes_and_sharing_providers(conn, asked):
-    """What every search starts from, in one round trip: {id: name} of
-    every resource class; the ids of the providers that share their
-    inventory with their aggregates; and, for each class named in
-    ``asked``, the largest amount one provider could give of it if
-    nothing were used (missing when no provider has it)."""
-    class_names = {}
-    sharing = set()
-    largest = {}
-    for kind, id_, name, most in conn.execute(
-            _CLASSES_AND_SHARING_PROVIDERS, {'asked': sorted(asked)}):
+def read_known(conn, classes, trait_names, aggregate_uuids, tree_uuids):
+    """The Known of a request naming these classes, traits, aggregates and
+    in_tree providers: every lookup a search needs before it filters
+    providers, in one round trip."""
+    class_names, sharing, largest = {}, set(), {}
+    trait_ids, aggregate_ids_, tree_roots = {}, {}, {}
+    found = conn.execute(_KNOWN, {
+        'classes': sorted(classes), 'traits': sorted(trait_names),
+        'aggregates': sorted(aggregate_uuids), 'trees': sorted(tree_uuids)})
+    for kind, id_, name, amount in found:
         if kind == 0:
             class_names[id_] = name
         elif kind == 1:
             sharing.add(id_)
-        elif most is not None:
-            largest[id_] = most
-    return class_names, sharing, largest
+        elif kind == 2:
+            if amount is not None:
+                largest[id_] = amount
+        elif kind == 3:
+            trait_ids[name] = id_
+        elif kind == 4:
+            aggregate_ids_[name] = id_
+        else:
+            tree_roots[name] = id_
+    return Known(class_names, sharing, largest, trait_ids, aggregate_ids_,
+                 tree_roots)
 
 
 _AGGREGATES_OF = (
@@ -281,16 +306,6 @@ def roots_with_traits(conn, required_ids, forbidden_ids):
         params['forbidden_ids'] = sorted(forbidden_ids)
     query = _roots_with_traits_query(len(required_ids), bool(forbidden_ids))
     return set(conn.execute(query, params).scalars().all())
-
-
-_TREE_OF = sa.select(rp.c.id, rp.c.root_provider_id).where(
-    rp.c.uuid == sa.bindparam('uuid'))
-
-
-def tree_of(conn, uuid):
-    """(provider id, root id) for the provider ``uuid``, or None."""
-    row = conn.execute(_TREE_OF, {'uuid': uuid}).first()
-    return tuple(row) if row else None
 
 
 _ANY_CHILD = sa.select(rp.c.id).where(

@@ -29,7 +29,6 @@ import weakref
 
 from placement_lite import errors
 from placement_lite.db import candidates as db
-from placement_lite.db import lookups
 from placement_lite.db import snapshot
 
 
@@ -97,14 +96,26 @@ class Searcher:
 
     def __init__(self, conn, request):
         self.conn = conn
-        self.allowed_anchors = _allowed_anchors(conn, request)
         groups = list(request.groups.values())
+        #: The names the request uses, looked up once (db.Known).
+        self.known = db.read_known(
+            conn,
+            {name for group in groups for name in group.resources},
+            set().union(request.root_required, request.root_forbidden,
+                        *(group.forbidden_traits for group in groups),
+                        *(names for group in groups
+                          for names in group.required_traits)),
+            set().union(*(group.forbidden_aggregates for group in groups),
+                        *(uuids for group in groups
+                          for uuids in group.member_of)),
+            {group.in_tree for group in groups if group.in_tree})
+        self.allowed_anchors = _allowed_anchors(conn, request, self.known)
         #: {id: name} of every resource class (and its inverse below);
         #: the providers sharing their inventory; {class id: the most one
         #: provider could give} for the classes asked for.
-        self.class_names, self.sharing, self.largest = (
-            db.classes_and_sharing_providers(
-                conn, {name for group in groups for name in group.resources}))
+        self.class_names = self.known.class_names
+        self.sharing = self.known.sharing
+        self.largest = self.known.largest
         self.class_ids = {name: id_ for id_, name in self.class_names.items()}
         #: What the providers searched have and use.
         self.snapshot = snapshot.Snapshot(conn, self.class_names)
@@ -170,24 +181,24 @@ class Searcher:
         return self._inventories[in_tree]
 
 
-def _allowed_anchors(conn, request):
+def _allowed_anchors(conn, request, known):
     """Root ids allowed by root_required, or None when not filtering."""
     if not (request.root_required or request.root_forbidden):
         return None
-    required = _trait_ids(conn, request.root_required)
-    forbidden = _trait_ids(conn, request.root_forbidden)
+    required = _trait_ids(known, request.root_required)
+    forbidden = _trait_ids(known, request.root_forbidden)
     roots = db.roots_with_traits(conn, required, forbidden)
     if not roots:
         raise NoCandidates()
     return roots
 
 
-def _trait_ids(conn, names):
-    found = lookups.trait_ids(conn, names)
+def _trait_ids(known, names):
+    """The ids of the traits ``names``; 400 when one does not exist."""
     for name in sorted(names):
-        if name not in found:
+        if name not in known.trait_ids:
             raise errors.BadRequest('No such trait(s): %s.' % name)
-    return set(found.values())
+    return {known.trait_ids[name] for name in names}
 
 
 @dataclasses.dataclass
@@ -259,24 +270,25 @@ class _GroupSearch:
             return self._filters
         group = self.group
         conn = self.conn
+        known = self.searcher.known
         amounts = self._class_amounts()
         in_aggregates = None
         if group.member_of:
-            in_aggregates = db.provider_ids_in_aggregates(conn,
-                                                          group.member_of)
+            in_aggregates = db.provider_ids_in_aggregates(
+                conn, group.member_of, known.aggregate_ids)
             if not in_aggregates:
                 raise NoCandidates()
-        required = [_trait_ids(conn, alternatives)
+        required = [_trait_ids(known, alternatives)
                     for alternatives in group.required_traits]
-        forbidden = _trait_ids(conn, group.forbidden_traits)
+        forbidden = _trait_ids(known, group.forbidden_traits)
         tree_root = None
         if group.in_tree:
-            found = db.tree_of(conn, group.in_tree)
-            if found is None:
+            tree_root = known.tree_roots.get(group.in_tree)
+            if tree_root is None:
                 raise NoCandidates()
-            tree_root = found[1]
         bad_aggregates = (
-            db.provider_ids_in_any_aggregate(conn, group.forbidden_aggregates)
+            db.provider_ids_in_any_aggregate(
+                conn, group.forbidden_aggregates, known.aggregate_ids)
             if group.forbidden_aggregates else set())
         bad_traits = db.provider_ids_with_any_trait(conn, forbidden)
         trait_owners = (db.traits_of_providers_among(
