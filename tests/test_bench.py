@@ -134,8 +134,8 @@ def test_report_renders_results_and_timeouts():
         '| same (28) | - |',
     ]
     assert bench.memory(report) == (
-        'Resident memory after the run: placement_lite 300 MB in 2 workers '
-        '(largest 200 MB).')
+        'Resident memory of the workers, measured before the wide queries: '
+        'placement_lite 300 MB in 2 workers (largest 200 MB).')
     assert bench.percentile([5, 1, 4, 2, 3], 0.5) == 3
     assert bench.percentile([5, 1, 4, 2, 3], 0.95) == 5
 
