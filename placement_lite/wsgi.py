@@ -4,6 +4,8 @@ Configuration comes from ``$OS_PLACEMENT_CONFIG_DIR/placement.conf``, as for
 the reference service.
 """
 
+import ctypes
+import ctypes.util
 import gc
 import logging
 
@@ -11,6 +13,28 @@ from placement_lite import app
 from placement_lite import conf as config
 
 logging.basicConfig(level=logging.INFO)
+
+#: glibc's mallopt parameters.
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+_LARGE_BLOCK = 128 * 1024
+
+
+def _return_large_blocks_to_the_system():
+    """Give each large block (a listing's text, a large answer's JSON) its
+    own mapping, unmapped when freed. glibc's default raises its threshold
+    after the first large block is freed and serves later ones from the
+    heap, which it rarely shrinks: every worker would keep the peak of its
+    largest request. Fixing the thresholds turns that off. (Not glibc: no
+    such behaviour, nothing to do.)"""
+    libc = ctypes.CDLL(ctypes.util.find_library('c'))
+    mallopt = getattr(libc, 'mallopt', None)
+    if mallopt is not None:
+        mallopt(_M_MMAP_THRESHOLD, _LARGE_BLOCK)
+        mallopt(_M_TRIM_THRESHOLD, _LARGE_BLOCK)
+
+
+_return_large_blocks_to_the_system()
 
 application = app.build_app(config.load())
 # What was built at start-up lives as long as the process: moving it out of
