@@ -5,6 +5,8 @@ import socketserver
 import sys
 from wsgiref import simple_server
 
+from oslo_config import cfg
+
 from placement_lite import app
 from placement_lite import conf as config
 from placement_lite.db import api as db_api
@@ -69,7 +71,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog='placement-lite')
     parser.add_argument('--config-file',
                         help='placement.conf to read (default: '
-                             '$OS_PLACEMENT_CONFIG_DIR/placement.conf)')
+                             '$OS_PLACEMENT_CONFIG_DIR/placement.conf, or '
+                             "the reference's places when that is unset)")
     commands = parser.add_subparsers(dest='command', required=True)
     serve_parser = commands.add_parser('serve', help='run a development server')
     serve_parser.add_argument('--config-file', default=argparse.SUPPRESS)
@@ -85,7 +88,11 @@ def main(argv=None):
     version_parser.add_argument('--config-file', default=argparse.SUPPRESS)
     version_parser.set_defaults(func=db_version)
     args = parser.parse_args(argv)
-    args.func(args)
+    try:
+        args.func(args)
+    except cfg.Error as exc:
+        # A missing or unreadable placement.conf, a bad value: one line.
+        parser.exit(1, 'placement-lite: error: %s\n' % exc)
 
 
 if __name__ == '__main__':

@@ -140,18 +140,25 @@ def list_opts():
 def load(argv=None, default_config_files=None):
     """Build a ConfigOpts from the command line and placement.conf.
 
-    Like the reference, the file is looked for in ``$OS_PLACEMENT_CONFIG_DIR``
-    when that is set; ``--config-file`` overrides it.
+    The file is found as the reference finds it: with
+    ``$OS_PLACEMENT_CONFIG_DIR`` set, ``placement.conf`` in that directory,
+    which must exist (``cfg.ConfigFilesNotFoundError`` otherwise: a typo
+    must not start a service on an empty database); without it, oslo.config's
+    usual places (``~/.placement/``, ``~/``, ``/etc/placement/``, ``/etc/``).
+    ``--config-file`` overrides both.
     """
     conf = cfg.ConfigOpts()
     register_opts(conf)
     if default_config_files is None:
-        default_config_files = []
-        config_dir = os.environ.get('OS_PLACEMENT_CONFIG_DIR')
-        if config_dir:
-            candidate = os.path.join(config_dir, 'placement.conf')
-            if os.path.exists(candidate):
-                default_config_files = [candidate]
+        default_config_files = config_files(os.environ)
     conf(argv or [], project='placement',
          default_config_files=default_config_files)
     return conf
+
+
+def config_files(environ):
+    """The files named by ``environ``, or None for oslo.config's search."""
+    config_dir = environ.get('OS_PLACEMENT_CONFIG_DIR', '').strip()
+    if config_dir:
+        return [os.path.join(config_dir, 'placement.conf')]
+    return None

@@ -1,7 +1,6 @@
 """WSGI entry point for uwsgi and other servers: ``placement_lite.wsgi:application``.
 
-Configuration comes from ``$OS_PLACEMENT_CONFIG_DIR/placement.conf``, as for
-the reference service.
+Configuration is found as for the reference service (see ``conf.load``).
 """
 
 import ctypes
