@@ -269,6 +269,16 @@ def build_falcon_app(enable_extensions=True):
     return app
 
 
+def _prepare_database(conf, db):
+    """The schema (with ``sync_on_startup``) and the standard names."""
+    if conf.placement_database.sync_on_startup:
+        # Imported here: alembic costs each worker 8 MB it never uses
+        # otherwise.
+        from placement_lite.db import migrate
+        migrate.upgrade(db)
+    standard_names.ensure_synced(db)
+
+
 def build_app(conf, db=None):
     """The whole WSGI application for ``conf``; ``db`` defaults to the configured one.
 
@@ -277,12 +287,8 @@ def build_app(conf, db=None):
     building the application gives each of them empty pools.
     """
     db = db or db_api.from_conf(conf)
-    if conf.placement_database.sync_on_startup:
-        # Imported here: alembic costs each worker 8 MB it never uses
-        # otherwise.
-        from placement_lite.db import migrate
-        migrate.upgrade(db)
-    standard_names.ensure_synced(db)
+    db_api.retry_while_unavailable(db, conf.placement_database,
+                                   lambda: _prepare_database(conf, db))
     db.dispose()
     enforcer = policy.Enforcer(conf)
 

@@ -46,6 +46,15 @@ database_opts = [
         help='Upgrade the database schema to the newest revision when the '
              'service starts.'),
     cfg.IntOpt(
+        'max_retries', default=10, min=-1,
+        help='Times the service tries again to reach an unavailable '
+             'database when it starts (-1: until it answers). Once '
+             'started, a request that finds the database away is answered '
+             '503 and the next one reconnects.'),
+    cfg.IntOpt(
+        'retry_interval', default=10, min=0,
+        help='Seconds between those tries.'),
+    cfg.IntOpt(
         'max_pool_size', min=1,
         help='Connections kept open per process (PostgreSQL).'),
     cfg.IntOpt(

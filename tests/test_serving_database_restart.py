@@ -70,3 +70,51 @@ def test_service_recovers_from_a_database_restart():
         server.cleanup()
         database.dispose()
         postgres.destroy()
+
+
+def test_service_started_while_the_database_is_down_waits_for_it():
+    """uwsgi started while PostgreSQL is down: the application tries again
+    every retry_interval (here 1 s) instead of failing to load, and serves
+    once the database is up, without a restart."""
+    postgres = harness.PostgresServer()
+    url = postgres.create_database('placement')
+    database = db_api.Database(url)
+    migrate.upgrade(database)
+    database.dispose()
+    postgres.stop('fast')
+    server = servers.Uwsgi(
+        url, processes=2, start=False,
+        extra_conf='max_retries = 30\nretry_interval = 1\n')
+    try:
+        server.launch()
+        time.sleep(DOWN)
+        postgres.start()
+        server.wait_ready()
+
+        status, body = servers.request(server.port, 'GET',
+                                       '/resource_providers')
+        assert (status, body) == (200, {'resource_providers': []})
+        log = server.log_text()
+        assert ('The placement database is unavailable (OperationalError); '
+                'retry 1 of 30 in 1 s.') in log
+    finally:
+        server.stop()
+        postgres.destroy()
+
+
+def test_service_gives_up_after_max_retries():
+    """With max_retries = 0 a database that is down at start-up fails the
+    application at once, as before: uwsgi (need-app) exits."""
+    postgres = harness.PostgresServer()
+    url = postgres.create_database('placement')
+    postgres.stop('fast')
+    server = servers.Uwsgi(url, processes=1, start=False,
+                           extra_conf='max_retries = 0\n')
+    try:
+        server.launch()
+        assert server.process.wait(60) != 0
+        assert 'The placement database is unavailable' not in (
+            server.log_text())
+    finally:
+        server.stop()
+        postgres.destroy()

@@ -29,6 +29,7 @@ on the primary.
 """
 
 import contextlib
+import logging
 import os
 import time
 
@@ -38,6 +39,8 @@ from sqlalchemy import event
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.pool import NullPool
+
+LOG = logging.getLogger(__name__)
 
 _WRITE = 'placement_lite_write'
 #: Key of a PostgreSQL advisory lock that serialises start-up work
@@ -218,6 +221,28 @@ def is_unavailable(exc):
     return isinstance(exc, (sa.exc.OperationalError, sa.exc.InterfaceError,
                             sa.exc.TimeoutError)) or getattr(
         exc, 'connection_invalidated', False)
+
+
+def retry_while_unavailable(db, options, work):
+    """``work()``, tried again every ``options.retry_interval`` seconds
+    while the database is unavailable, at most ``options.max_retries``
+    times (-1: until it answers), as oslo.db does when a service starts.
+    An SQLite file is not a server that may come back: no retry."""
+    retries = 0
+    while True:
+        try:
+            return work()
+        except Exception as exc:
+            if (not is_unavailable(exc) or db.dialect == 'sqlite'
+                    or retries == options.max_retries):
+                raise
+            retries += 1
+            LOG.warning('The placement database is unavailable (%s); '
+                        'retry %d of %s in %d s.', exc.__class__.__name__,
+                        retries, 'unlimited' if options.max_retries < 0
+                        else options.max_retries, options.retry_interval)
+            db.dispose()
+            time.sleep(options.retry_interval)
 
 
 def insert_ignoring_duplicates(conn, table, rows):
