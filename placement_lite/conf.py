@@ -34,6 +34,11 @@ database_opts = [
         help='SQLAlchemy URL of the database. When unset, an SQLite file '
              'under the user data directory is used.'),
     cfg.StrOpt(
+        'connection_parameters', default='',
+        help='Query parameters added to the connection URLs, as '
+             'param1=value1&param2=value2 (for example '
+             'connect_timeout=5 for PostgreSQL).'),
+    cfg.StrOpt(
         'slave_connection', secret=True,
         help='SQLAlchemy URL of a read-only streaming replica of the '
              'database (PostgreSQL). When set, allocation candidates, the '

@@ -252,11 +252,23 @@ def insert_ignoring_duplicates(conn, table, rows):
     conn.execute(dialect.insert(table).on_conflict_do_nothing(), rows)
 
 
+def with_parameters(url, parameters):
+    """``url`` with the query parameters ``parameters`` (``a=1&b=2``, as
+    oslo.db's ``connection_parameters``) added to its own."""
+    if not parameters:
+        return url
+    url = sa.engine.make_url(url).update_query_string(parameters,
+                                                      append=True)
+    return url.render_as_string(hide_password=False)
+
+
 def from_conf(conf):
     group = conf.placement_database
     return Database(
-        group.connection or default_connection_url(),
-        replica_url=group.slave_connection,
+        with_parameters(group.connection or default_connection_url(),
+                        group.connection_parameters),
+        replica_url=group.slave_connection and with_parameters(
+            group.slave_connection, group.connection_parameters),
         max_pool_size=group.max_pool_size,
         max_overflow=group.max_overflow,
         pool_timeout=group.pool_timeout,
