@@ -22,6 +22,15 @@ class _QuietHandler(simple_server.WSGIRequestHandler):
     def log_message(self, format, *args):
         sys.stderr.write('%s - %s\n' % (self.address_string(), format % args))
 
+    def get_environ(self):
+        """The request as uwsgi presents it: wsgiref says ``text/plain``
+        for a request that names no content type, which would turn the
+        400 a body without one gets into a 415."""
+        environ = super().get_environ()
+        if self.headers.get('content-type') is None:
+            environ.pop('CONTENT_TYPE', None)
+        return environ
+
 
 def _load(args):
     return config.load(
