@@ -18,6 +18,7 @@ def run_migrations_online():
     if connection is not None:
         context.configure(connection=connection,
                           target_metadata=tables.metadata,
+                          version_table=tables.VERSION_TABLE,
                           render_as_batch=True)
         with context.begin_transaction():
             context.run_migrations()
@@ -25,6 +26,7 @@ def run_migrations_online():
     engine = sa.create_engine(config.get_main_option('sqlalchemy.url'))
     with engine.connect() as conn:
         context.configure(connection=conn, target_metadata=tables.metadata,
+                          version_table=tables.VERSION_TABLE,
                           render_as_batch=True)
         with context.begin_transaction():
             context.run_migrations()

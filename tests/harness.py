@@ -64,9 +64,12 @@ def make_conf(**overrides):
 class Environment:
     """A fresh database and the application serving it."""
 
-    def __init__(self, backend, **conf_overrides):
+    def __init__(self, backend, database_url=None, **conf_overrides):
+        """A fresh database on ``backend``, or the database at
+        ``database_url`` as it is."""
         self.backend = backend
-        self.db = fresh_database(backend)
+        self.db = (db_api.Database(database_url) if database_url
+                   else fresh_database(backend))
         self.conf = make_conf(**conf_overrides)
         self.app = placement_app.build_app(self.conf, db=self.db)
 

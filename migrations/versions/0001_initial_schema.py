@@ -1,12 +1,18 @@
 """Initial schema: providers, inventories, allocations, consumers, traits,
 aggregates and resource classes, as the reference Placement service has them.
 
+A database the reference created and migrated to its newest revision is
+adopted as it is. A new one gets the reference's revision recorded too, so
+that the reference can serve and migrate it later.
+
 Revision ID: 0001
 Revises: 
 Create Date: 2026-11-21 20:35:07.914291
 """
 from alembic import op
 import sqlalchemy as sa
+
+from placement_lite.db import tables
 
 
 revision = '0001'
@@ -16,6 +22,34 @@ depends_on = None
 
 
 def upgrade():
+    reference_revision = _reference_revision()
+    if reference_revision == tables.REFERENCE_HEAD:
+        return
+    if reference_revision is not None:
+        raise RuntimeError(
+            'This database is at revision %s of the reference Placement '
+            "service's schema; placement_lite adopts revision %s. Bring it "
+            "there with the reference's `placement-manage db sync` first."
+            % (reference_revision, tables.REFERENCE_HEAD))
+    _create_reference_schema()
+    version = op.create_table(
+        tables.REFERENCE_VERSION_TABLE,
+        sa.Column('version_num', sa.String(32), nullable=False),
+        sa.PrimaryKeyConstraint('version_num', name='alembic_version_pkc'))
+    op.bulk_insert(version, [{'version_num': tables.REFERENCE_HEAD}])
+
+
+def _reference_revision():
+    """The reference's revision of this database, None when it has none."""
+    conn = op.get_bind()
+    if not sa.inspect(conn).has_table(tables.REFERENCE_VERSION_TABLE):
+        return None
+    return conn.exec_driver_sql(
+        'SELECT version_num FROM %s' % tables.REFERENCE_VERSION_TABLE
+    ).scalar()
+
+
+def _create_reference_schema():
     op.create_table('consumer_types',
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
     sa.Column('name', sa.Unicode(length=255), nullable=False),

@@ -2,12 +2,23 @@
 
 The shape follows the reference Placement schema (so that data can be
 reasoned about the same way), plus a table for device profiles. Migrations in
-``migrations/versions`` create exactly these tables.
+``migrations/versions`` create exactly these tables, and the reference's
+version table, which is not modelled here.
 """
 
 import sqlalchemy as sa
 
 metadata = sa.MetaData()
+
+#: Where alembic keeps placement_lite's own schema revision. The
+#: reference's ``alembic_version`` keeps the reference's, so that either
+#: service can migrate and serve the same database.
+VERSION_TABLE = 'placement_lite_version'
+#: The reference's newest schema revision (openstack-placement 16.0.0):
+#: placement_lite's first migration creates that schema, or adopts a
+#: database the reference left at it.
+REFERENCE_HEAD = 'a082b8bb98d0'
+REFERENCE_VERSION_TABLE = 'alembic_version'
 
 
 def _timestamps():

@@ -7,6 +7,7 @@ uwsgi settings and a PostgreSQL database each on the harness's throwaway
 server; both listen on 127.0.0.1 only.
 """
 
+import fcntl
 import glob
 import http.client
 import json
@@ -24,7 +25,15 @@ REFERENCE_PACKAGES = ('openstack-placement==16.0.0', 'psycopg2-binary',
 
 
 def reference_venv(log=print):
-    """The reference's virtual environment, created on first use."""
+    """The reference's virtual environment, created on first use (by one
+    process at a time: test workers may all ask for it at once)."""
+    os.makedirs(BENCH_DIR, exist_ok=True)
+    with open(os.path.join(BENCH_DIR, 'reference-venv.lock'), 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _reference_venv(log)
+
+
+def _reference_venv(log):
     venv = os.path.join(BENCH_DIR, 'reference-venv')
     marker = os.path.join(venv, 'bench-packages.txt')
     wanted = '\n'.join(REFERENCE_PACKAGES) + '\n'
