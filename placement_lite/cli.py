@@ -6,6 +6,7 @@ import sys
 from wsgiref import simple_server
 
 from oslo_config import cfg
+import sqlalchemy as sa
 
 from placement_lite import app
 from placement_lite import conf as config
@@ -32,9 +33,24 @@ class _QuietHandler(simple_server.WSGIRequestHandler):
         return environ
 
 
+class _CommandError(Exception):
+    """A mistake the operator can fix, said in one line."""
+
+
 def _load(args):
     return config.load(
         argv=['--config-file', args.config_file] if args.config_file else [])
+
+
+def _database(conf):
+    """The configured database; a _CommandError naming the option when its
+    URL cannot be used."""
+    try:
+        return db_api.from_conf(conf)
+    except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError,
+            ImportError) as exc:
+        raise _CommandError('[placement_database] connection cannot be '
+                            'used: %s' % exc)
 
 
 def serve(args):
@@ -42,8 +58,8 @@ def serve(args):
     # A development server with no placement.conf is usable at once:
     # no keystone, and the schema created. A config file still decides.
     conf.set_default('auth_strategy', 'noauth2', group='api')
-    db = db_api.from_conf(conf)
-    migrate.upgrade(db)
+    db = _database(conf)
+    _reachable(db, migrate.upgrade)
     application = app.build_app(conf, db=db)
     print('placement-lite: database %s' % _describe(db), flush=True)
     print('placement-lite: auth strategy %s' % conf.api.auth_strategy,
@@ -66,14 +82,26 @@ def _describe(db):
     return url.render_as_string(hide_password=True)
 
 
+def _reachable(db, work):
+    """``work(db)``; a _CommandError naming the option and the database
+    when the database cannot be reached (down, wrong host or password)."""
+    try:
+        return work(db)
+    except sa.exc.OperationalError as exc:
+        reason = str(exc.orig).strip().splitlines()[0]
+        raise _CommandError(
+            'cannot reach the database of [placement_database] connection '
+            '(%s): %s' % (_describe(db), reason))
+
+
 def db_sync(args):
-    db = db_api.from_conf(_load(args))
-    migrate.upgrade(db)
+    db = _database(_load(args))
+    _reachable(db, migrate.upgrade)
     print(migrate.current_revision(db))
 
 
 def db_version(args):
-    print(migrate.current_revision(db_api.from_conf(_load(args))))
+    print(_reachable(_database(_load(args)), migrate.current_revision))
 
 
 def main(argv=None):
@@ -99,8 +127,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         args.func(args)
-    except cfg.Error as exc:
-        # A missing or unreadable placement.conf, a bad value: one line.
+    except (cfg.Error, _CommandError) as exc:
+        # A missing or unreadable placement.conf, a bad value, a database
+        # that cannot be used or reached: one line, no traceback.
         parser.exit(1, 'placement-lite: error: %s\n' % exc)
 
 

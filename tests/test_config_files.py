@@ -90,3 +90,32 @@ def test_a_blank_directory_name_means_the_usual_places():
     assert config.config_files({}) is None
     assert config.config_files({'OS_PLACEMENT_CONFIG_DIR': '/etc/p'}) == [
         '/etc/p/placement.conf']
+
+
+@pytest.mark.parametrize('connection, error', [
+    ('postgresql+psycopg2://placement:secret@127.0.0.1:1/placement',
+     'cannot reach the database of [placement_database] connection '
+     '(postgresql+psycopg2://placement:***@127.0.0.1:1/placement): '
+     'connection to server at "127.0.0.1", port 1 failed: '
+     'Connection refused'),
+    ('not a url',
+     '[placement_database] connection cannot be used: Could not parse '
+     'SQLAlchemy URL from given URL string'),
+    ('mysql+nosuchdriver://placement@db/placement',
+     "[placement_database] connection cannot be used: Can't load plugin: "
+     'sqlalchemy.dialects:mysql.nosuchdriver'),
+])
+def test_a_database_that_cannot_be_used_is_one_line(tmp_path, connection,
+                                                    error):
+    """No traceback: the option, the database (password hidden) and the
+    reason."""
+    config_dir = tmp_path / 'etc'
+    config_dir.mkdir()
+    (config_dir / 'placement.conf').write_text(
+        '[placement_database]\nconnection = %s\n' % connection)
+
+    for command in (('db', 'sync'), ('db', 'version')):
+        ran = _run(tmp_path, *command, config_dir=str(config_dir))
+
+        assert (ran.returncode, ran.stdout, ran.stderr) == (
+            1, '', 'placement-lite: error: %s\n' % error)
