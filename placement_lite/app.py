@@ -128,16 +128,17 @@ class ContextMiddleware:
         return self.application(environ, start_response)
 
 
-def unexpected_error(exc):
+def unexpected_error(exc, environ):
     """The error to answer for an exception nothing expected: 503 while the
     database cannot be reached (the request changed nothing; the client may
     retry), otherwise a 500 carrying the exception's text, as the
-    reference's does."""
+    reference's does. Logged once, with the request id the answer gives."""
+    request_id = environ.get(errors.REQUEST_ID_ENVIRON)
     if db_api.is_unavailable(exc):
-        LOG.warning('Database unavailable: %s', exc)
+        LOG.warning('%s: database unavailable: %s', request_id, exc)
         return errors.ServiceUnavailable(
             'The placement database is unavailable.')
-    LOG.exception('Unexpected error: %s', exc)
+    LOG.exception('%s: unexpected error: %s', request_id, exc)
     return errors.ServerError(str(exc))
 
 
@@ -151,7 +152,7 @@ class FaultWrapper:
         try:
             return self.application(environ, start_response)
         except Exception as exc:  # noqa: the last line of defence
-            error = unexpected_error(exc)
+            error = unexpected_error(exc, environ)
             content_type, text = errors.render(error.status, error.detail,
                                                environ)
             body = text.encode()
@@ -246,7 +247,8 @@ def _render_falcon_error(req, resp, exc, params):
 
 
 def _render_unexpected_error(req, resp, exc, params):
-    _render_placement_error(req, resp, unexpected_error(exc), params)
+    _render_placement_error(req, resp, unexpected_error(exc, req.env),
+                            params)
 
 
 def build_falcon_app(enable_extensions=True):

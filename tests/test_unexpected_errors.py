@@ -39,12 +39,17 @@ def test_an_unavailable_database_is_a_503(environment, monkeypatch, exc):
 
 
 def test_any_other_exception_is_a_500_with_its_text(environment,
-                                                      monkeypatch):
+                                                      monkeypatch, caplog):
     monkeypatch.setattr(providers, 'list_providers',
                         _failing(RuntimeError('boom')))
     status, _headers, body = environment.request('GET', '/resource_providers',
                                                  version='1.23')
     [error] = body['errors']
+    [logged] = [record for record in caplog.records
+                if record.levelname == 'ERROR']
+    assert logged.getMessage() == '%s: unexpected error: boom' % (
+        error['request_id'])
+    assert logged.exc_info[0] is RuntimeError
     assert error['request_id'].startswith('req-')
     assert (status, error['status'], error['title'], error['detail']) == (
         500, 500, 'Internal Server Error',
