@@ -13,7 +13,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 import sqlalchemy as sa
 
-import migrations
+from placement_lite import migrations
 from placement_lite.db import tables
 
 
