@@ -64,11 +64,12 @@ def serve(args):
     print('placement-lite: database %s' % _describe(db), flush=True)
     print('placement-lite: auth strategy %s' % conf.api.auth_strategy,
           flush=True)
-    print('placement-lite: serving on http://%s:%d/' % (args.host, args.port),
-          flush=True)
     server = simple_server.make_server(
         args.host, args.port, application,
         server_class=_ThreadingWSGIServer, handler_class=_QuietHandler)
+    # Announced once the socket listens, so whoever waits for it can connect.
+    print('placement-lite: serving on http://%s:%d/' % (args.host, args.port),
+          flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
