@@ -212,12 +212,15 @@ def any_row(conn, query):
     return conn.execute(query.limit(1)).first() is not None
 
 
-def list_providers(conn, name=None, uuid=None, root_id=None,
+def list_providers(conn, name=None, uuid=None, in_tree=None,
                    within=(), excluding=()):
     """Rows of (uuid, name, generation, parent_provider_uuid,
     root_provider_uuid, created_at, updated_at), by provider id, for the
     providers matching every given filter. (Plain columns: a listing of
     thousands unpacks them faster than it reads a row's attributes.)
+
+    ``in_tree`` is the uuid of any provider of the tree to list (none
+    when no provider has it); its root is found by the same statement.
 
     ``within`` and ``excluding`` are lists of id queries (as built above):
     the provider must be selected by each of ``within`` and by none of
@@ -231,8 +234,11 @@ def list_providers(conn, name=None, uuid=None, root_id=None,
         query = query.where(rp.c.name == name)
     if uuid:
         query = query.where(rp.c.uuid == uuid)
-    if root_id is not None:
-        query = query.where(rp.c.root_provider_id == root_id)
+    if in_tree:
+        member = rp.alias('member')
+        query = query.where(rp.c.root_provider_id == sa.select(
+            member.c.root_provider_id).where(
+                member.c.uuid == in_tree).scalar_subquery())
     if within:
         query = query.where(rp.c.id.in_(
             sa.intersect(*within) if len(within) > 1 else within[0]))

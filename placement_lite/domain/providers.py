@@ -192,51 +192,60 @@ def list_providers(db, filters):
     ago may be missing until the replica replays its creation.
     """
     with db.replica_reader() as conn:
-        root_id = None
-        within = []
-        excluding = []
-        if filters.in_tree:
-            tree_member = lookups.provider_by_uuid(conn, filters.in_tree)
-            if tree_member is None:
+        try:
+            within, excluding = _listing_filters(conn, filters)
+        except errors.BadRequest:
+            if (filters.in_tree and
+                    lookups.provider_by_uuid(conn, filters.in_tree) is None):
                 return []
-            root_id = tree_member.root_provider_id
-        if filters.required_traits:
-            ids = _trait_ids_or_400(conn, set().union(*filters.required_traits))
-            query = providers_db.providers_with_all_trait_sets(
-                [{ids[name] for name in any_of}
-                 for any_of in filters.required_traits])
-            if not providers_db.any_row(conn, query):
-                return []
-            within.append(query)
-        if filters.forbidden_traits:
-            ids = _trait_ids_or_400(conn, filters.forbidden_traits)
-            excluding.append(providers_db.providers_with_any_trait(ids.values()))
-        if filters.member_of:
-            known = aggregates_db.aggregate_ids(
-                conn, set().union(*filters.member_of))
-            id_sets = [{known[uuid] for uuid in any_of if uuid in known}
-                       for any_of in filters.member_of]
-            if not all(id_sets):
-                return []
-            query = providers_db.providers_in_all_aggregate_sets(id_sets)
-            if not providers_db.any_row(conn, query):
-                return []
-            within.append(query)
-        if filters.forbidden_aggregates:
-            known = aggregates_db.aggregate_ids(
-                conn, filters.forbidden_aggregates)
-            if known:
-                excluding.append(providers_db.providers_in_all_aggregate_sets(
-                    [set(known.values())]))
-        if filters.resources:
-            class_ids = lookups.resource_class_ids(conn, filters.resources)
-            for class_name, amount in filters.resources.items():
-                if class_name not in class_ids:
-                    raise errors.BadRequest(
-                        'Invalid resource class in resources parameter: No '
-                        'such resource class %s.' % class_name)
-                within.append(providers_db.providers_with_capacity(
-                    class_ids[class_name], amount))
+            raise
+        if within is None:
+            return []
         return providers_db.list_providers(
-            conn, name=filters.name, uuid=filters.uuid, root_id=root_id,
-            within=within, excluding=excluding)
+            conn, name=filters.name, uuid=filters.uuid,
+            in_tree=filters.in_tree, within=within, excluding=excluding)
+
+
+def _listing_filters(conn, filters):
+    """The id queries (within, excluding) for list_providers, or
+    (None, None) when a filter already shows that nothing matches."""
+    within = []
+    excluding = []
+    if filters.required_traits:
+        ids = _trait_ids_or_400(conn, set().union(*filters.required_traits))
+        query = providers_db.providers_with_all_trait_sets(
+            [{ids[name] for name in any_of}
+             for any_of in filters.required_traits])
+        if not providers_db.any_row(conn, query):
+            return None, None
+        within.append(query)
+    if filters.forbidden_traits:
+        ids = _trait_ids_or_400(conn, filters.forbidden_traits)
+        excluding.append(providers_db.providers_with_any_trait(ids.values()))
+    if filters.member_of:
+        known = aggregates_db.aggregate_ids(
+            conn, set().union(*filters.member_of))
+        id_sets = [{known[uuid] for uuid in any_of if uuid in known}
+                   for any_of in filters.member_of]
+        if not all(id_sets):
+            return None, None
+        query = providers_db.providers_in_all_aggregate_sets(id_sets)
+        if not providers_db.any_row(conn, query):
+            return None, None
+        within.append(query)
+    if filters.forbidden_aggregates:
+        known = aggregates_db.aggregate_ids(
+            conn, filters.forbidden_aggregates)
+        if known:
+            excluding.append(providers_db.providers_in_all_aggregate_sets(
+                [set(known.values())]))
+    if filters.resources:
+        class_ids = lookups.resource_class_ids(conn, filters.resources)
+        for class_name, amount in filters.resources.items():
+            if class_name not in class_ids:
+                raise errors.BadRequest(
+                    'Invalid resource class in resources parameter: No '
+                    'such resource class %s.' % class_name)
+            within.append(providers_db.providers_with_capacity(
+                class_ids[class_name], amount))
+    return within, excluding
