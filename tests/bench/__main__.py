@@ -31,6 +31,7 @@ import subprocess
 import sys
 import time
 
+from placement_lite.db import tables
 from tests import harness
 from tests.bench import cloud as bench_cloud
 from tests.bench import queries as bench_queries
@@ -255,8 +256,10 @@ def run_size(hosts, args, names, venv):
             running['reference'].stop()
             harness.postgres_server().copy_rows(
                 started['placement_lite'][1], started['reference'][1],
-                keep=('alembic_version', 'device_profiles',
-                      'device_profiles_id_seq'))
+                # The reference's schema: its own revision, and none of
+                # placement_lite's tables.
+                keep=('alembic_version', tables.VERSION_TABLE,
+                      'device_profiles', 'device_profiles_id_seq'))
             running['reference'].start()
             report['reference_rows'] = "a copy of placement_lite's"
         log('vacuuming and analyzing both databases')
