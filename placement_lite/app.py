@@ -2,8 +2,8 @@
 
 A request passes, outside in::
 
-    request id -> proxy headers -> JSON by default -> CORS (when configured) -> auth
-      -> request context -> microversion -> fault wrapper -> falcon router
+    request id -> request log -> proxy headers -> JSON by default
+      -> CORS (when configured) -> auth -> request context -> microversion -> fault wrapper -> falcon router
       -> handler (one module per resource in placement_lite.handlers)
 """
 
@@ -23,6 +23,7 @@ from placement_lite import context
 from placement_lite import errors
 from placement_lite import microversion
 from placement_lite import policy
+from placement_lite import requestlog
 from placement_lite.db import api as db_api
 from placement_lite.domain import standard_names
 
@@ -309,5 +310,6 @@ def build_app(conf, db=None):
         application = cors.CORS.factory({}, **conf.cors)(application)
     application = AcceptJson(application)
     application = http_proxy_to_wsgi.HTTPProxyToWSGI(application, conf)
+    application = requestlog.RequestLog(application, conf)
     return request_id.RequestId(application)
 

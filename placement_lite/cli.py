@@ -10,6 +10,8 @@ import sqlalchemy as sa
 
 from placement_lite import app
 from placement_lite import conf as config
+from placement_lite import requestlog
+from placement_lite import status
 from placement_lite.db import api as db_api
 from placement_lite.db import migrate
 
@@ -21,7 +23,7 @@ class _ThreadingWSGIServer(socketserver.ThreadingMixIn,
 
 class _QuietHandler(simple_server.WSGIRequestHandler):
     def log_message(self, format, *args):
-        sys.stderr.write('%s - %s\n' % (self.address_string(), format % args))
+        """Nothing: the application logs each request (requestlog)."""
 
     def get_environ(self):
         """The request as uwsgi presents it: wsgiref says ``text/plain``
@@ -58,6 +60,7 @@ def serve(args):
     # A development server with no placement.conf is usable at once:
     # no keystone, and the schema created. A config file still decides.
     conf.set_default('auth_strategy', 'noauth2', group='api')
+    requestlog.setup(conf)
     db = _database(conf)
     _reachable(db, migrate.upgrade)
     application = app.build_app(conf, db=db)
@@ -105,6 +108,13 @@ def db_version(args):
     print(_reachable(_database(_load(args)), migrate.current_revision))
 
 
+def upgrade_status(args):
+    """Exit with oslo.upgradecheck's code: 0 ready, 1 warning, 2 failure."""
+    conf = _load(args)
+    db = _database(conf)
+    sys.exit(_reachable(db, lambda db: status.Checks(conf, db).check()))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog='placement-lite')
     parser.add_argument('--config-file',
@@ -125,6 +135,10 @@ def main(argv=None):
     version_parser = db_commands.add_parser('version', help='print the schema revision')
     version_parser.add_argument('--config-file', default=argparse.SUPPRESS)
     version_parser.set_defaults(func=db_version)
+    status_parser = commands.add_parser(
+        'status', help='check the database and policy file after an upgrade')
+    status_parser.add_argument('--config-file', default=argparse.SUPPRESS)
+    status_parser.set_defaults(func=upgrade_status)
     args = parser.parse_args(argv)
     try:
         args.func(args)

@@ -11,6 +11,7 @@ import os
 
 from keystonemiddleware import auth_token
 from oslo_config import cfg
+from oslo_log import log as oslo_log
 from oslo_middleware import cors
 from oslo_policy import opts as policy_opts
 
@@ -26,6 +27,10 @@ api_opts = [
         help='Serve placement_lite extensions (device profiles, '
              'microversion 1.40). When false, the service advertises and '
              'behaves exactly as the reference: maximum microversion 1.39.'),
+    cfg.FloatOpt(
+        'log_slow_candidates_after', default=1.0, min=0,
+        help='Seconds after which an allocation candidates request is '
+             'logged at WARNING with its query (0: never).'),
 ]
 
 database_opts = [
@@ -143,6 +148,7 @@ def register_opts(conf):
     conf.register_opts(cors.CORS_OPTS, 'cors')
     for group, opts in auth_token.list_opts():
         conf.register_opts(opts, group=group)
+    oslo_log.register_options(conf)
 
 
 def list_opts():

@@ -6,12 +6,10 @@ Configuration is found as for the reference service (see ``conf.load``).
 import ctypes
 import ctypes.util
 import gc
-import logging
 
 from placement_lite import app
 from placement_lite import conf as config
-
-logging.basicConfig(level=logging.INFO)
+from placement_lite import requestlog
 
 #: glibc's mallopt parameters.
 _M_TRIM_THRESHOLD = -1
@@ -35,7 +33,9 @@ def _return_large_blocks_to_the_system():
 
 _return_large_blocks_to_the_system()
 
-application = app.build_app(config.load())
+conf = config.load()
+requestlog.setup(conf)
+application = app.build_app(conf)
 # What was built at start-up lives as long as the process: moving it out of
 # the collector's sight keeps full collections from walking it again and
 # again.

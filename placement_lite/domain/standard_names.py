@@ -23,24 +23,35 @@ FIRST_CUSTOM_RESOURCE_CLASS_ID = 10000
 
 def ensure_synced(db):
     with db.writer() as conn:
-        _insert_missing_resource_classes(conn)
-        _insert_missing_traits(conn)
+        classes = _missing_resource_classes(conn)
+        if classes:
+            db_api.insert_ignoring_duplicates(conn, tables.resource_classes,
+                                              classes)
+        traits = _missing_traits(conn)
+        if traits:
+            db_api.insert_ignoring_duplicates(conn, tables.traits, traits)
 
 
-def _insert_missing_resource_classes(conn):
+def missing(db):
+    """(standard resource class names, standard trait names) the database
+    lacks: what the next start of the service adds."""
+    with db.reader() as conn:
+        return ([row['name'] for row in _missing_resource_classes(conn)],
+                [row['name'] for row in _missing_traits(conn)])
+
+
+def _missing_resource_classes(conn):
+    """Rows to insert for the standard classes the database lacks."""
     rc = tables.resource_classes
     present = set(conn.execute(sa.select(rc.c.name)).scalars())
-    missing = [{'id': index, 'name': name}
-               for index, name in enumerate(os_resource_classes.STANDARDS)
-               if name not in present]
-    if missing:
-        db_api.insert_ignoring_duplicates(conn, rc, missing)
+    return [{'id': index, 'name': name}
+            for index, name in enumerate(os_resource_classes.STANDARDS)
+            if name not in present]
 
 
-def _insert_missing_traits(conn):
+def _missing_traits(conn):
+    """Rows to insert for the standard traits the database lacks."""
     traits = tables.traits
     present = set(conn.execute(sa.select(traits.c.name)).scalars())
-    missing = [{'name': name} for name in os_traits.get_traits()
-               if name not in present]
-    if missing:
-        db_api.insert_ignoring_duplicates(conn, traits, missing)
+    return [{'name': name} for name in os_traits.get_traits()
+            if name not in present]

@@ -2,6 +2,7 @@
 
 from placement_lite import engine
 from placement_lite import microversion
+from placement_lite import requestlog
 from placement_lite.domain import device_profiles
 from placement_lite.handlers import query
 from placement_lite.handlers import util
@@ -22,6 +23,7 @@ class AllocationCandidates:
         found = engine.find_candidates(
             req.placement.db, req.placement.conf, request,
             nested_aware=version >= (1, 29))
+        req.env[requestlog.CANDIDATES] = len(found.allocation_requests)
         util.render_json_bytes(resp, render(found, request, version))
         util.set_last_modified(req, resp, None)
 
