@@ -50,6 +50,21 @@ def _placeholders(text, known):
     return _UUID.sub(replace, text)
 
 
+#: Messages naming several things in the reference's set order, which is
+#: incidental: the names are sorted (groups 1 and 2 are comma-separated).
+_UNORDERED_IN_MESSAGES = (
+    re.compile(r"Inventory for '([^']*)' on resource provider '([^']*)'"),
+)
+
+
+def _sort_names(match):
+    text = match.group(0)
+    for group in range(1, match.re.groups + 1):
+        names = ', '.join(sorted(match.group(group).split(', ')))
+        text = text.replace("'%s'" % match.group(group), "'%s'" % names, 1)
+    return text
+
+
 def normalise(response, known):
     headers = {}
     for name in HEADERS:
@@ -59,6 +74,8 @@ def normalise(response, known):
     if response.header('last-modified') is not None:
         headers['last-modified'] = '<date>'
     text = _placeholders(response.body.decode('utf-8', 'replace'), known)
+    for pattern in _UNORDERED_IN_MESSAGES:
+        text = pattern.sub(_sort_names, text)
     try:
         body = _sorted(json.loads(text))
     except ValueError:
@@ -97,6 +114,9 @@ class Case:
                                       keep_blank_values=True)
 
     def error_detail(self, which):
+        """The error's detail (or the whole text of a non-JSON answer)."""
+        if isinstance(which['body'], str):
+            return which['body']
         try:
             return which['body']['errors'][0]['detail']
         except (KeyError, IndexError, TypeError):
@@ -171,6 +191,36 @@ def amounts_summed_once(case):
             and case.reference['status'] == case.lite['status'] == 200)
 
 
+def duplicate_inventory(case):
+    """"A duplicate class in POST inventories does not quote SQL"."""
+    reference = case.error_detail(case.reference) or ''
+    lite = case.error_detail(case.lite) or ''
+    return (case.method == 'POST' and case.route.endswith('/inventories')
+            and case.reference['status'] == case.lite['status'] == 409
+            and 'Update conflict: (' in reference
+            and 'already has inventory of class' in lite)
+
+
+def usages_undecodable_query(case):
+    """"GET /usages with a query string that is not UTF-8": the reference
+    fails with a 500; placement_lite answers 400, as other routes do."""
+    return (case.route == '/usages' and case.reference['status'] == 500
+            and "codec can't decode" in (case.error_detail(
+                case.reference) or '')
+            and case.lite['status'] == 400
+            and 'Invalid query string parameters: ' in (case.error_detail(
+                case.lite) or ''))
+
+
+def usages_grouping_on_postgresql(case):
+    """"GET /usages from microversion 1.38 on PostgreSQL": the reference's
+    query is refused by PostgreSQL (a 500); placement_lite answers."""
+    return (case.route == '/usages' and case.backend == 'postgresql'
+            and case.reference['status'] == 500
+            and 'GroupingError' in (case.error_detail(case.reference) or '')
+            and case.lite['status'] == 200)
+
+
 LISTED = {
     'candidate-order': (candidate_order, 'Candidate order'),
     'sharing-unsuffixed': (sharing_serves_unsuffixed_group,
@@ -178,6 +228,15 @@ LISTED = {
                            'alone'),
     'summed-amounts': (amounts_summed_once,
                        'Amounts asked by several groups are summed once'),
+    'duplicate-inventory': (duplicate_inventory,
+                            'A duplicate class in POST inventories does not '
+                            'quote SQL'),
+    'usages-undecodable-query': (usages_undecodable_query,
+                                 'GET /usages with a query string that is '
+                                 'not UTF-8'),
+    'usages-postgresql': (usages_grouping_on_postgresql,
+                          'GET /usages from microversion 1.38 on '
+                          'PostgreSQL'),
 }
 
 

@@ -9,6 +9,9 @@ The parent writes one JSON document per line on our stdin:
 - ``{"op": "reset"}``: every row a world added is deleted (providers,
   consumers, custom classes and traits...), keeping the standard names
   the reference synced at start; the answer is ``{}``.
+- ``"refused_leaves_no_consumer": true`` in a call: when the answer is
+  an error, consumers the call created are deleted again (what a refused
+  claim leaves behind in the reference; see ``runner.py``).
 
 Answers go to the file descriptor given as the only argument, so that
 whatever the reference logs (to stdout or stderr) cannot mix with them.
@@ -49,6 +52,12 @@ def _reset(engine):
                              "WHERE name LIKE 'CUSTOM\\_%' ESCAPE '\\'"))
 
 
+def _consumers(engine):
+    with engine.connect() as conn:
+        return set(conn.execute(sa.text('SELECT uuid FROM consumers'))
+                   .scalars())
+
+
 def _call(application, environ, body):
     environ = dict(environ)
     environ['wsgi.input'] = io.BytesIO(body)
@@ -78,6 +87,16 @@ def main():
         if message['op'] == 'reset':
             _reset(engine)
             answer = {}
+        elif message.get('refused_leaves_no_consumer'):
+            before = _consumers(engine)
+            answer = _call(api.application, message['environ'],
+                           message['body'].encode('latin-1'))
+            if int(answer['status'].split()[0]) >= 400:
+                with engine.begin() as conn:
+                    for uuid in _consumers(engine) - before:
+                        conn.execute(sa.text(
+                            'DELETE FROM consumers WHERE uuid = :uuid'),
+                            {'uuid': uuid})
         else:
             answer = _call(api.application, message['environ'],
                            message['body'].encode('latin-1'))

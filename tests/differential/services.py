@@ -134,9 +134,14 @@ class Reference:
         """Forget the last world."""
         self._send({'op': 'reset'})
 
-    def call(self, request):
+    def call(self, request, refused_leaves_no_consumer=False):
+        """The reference's answer to ``request``; with
+        ``refused_leaves_no_consumer``, an error answer leaves no consumer
+        it created behind."""
         answer = self._send({'op': 'call', 'environ': environ_for(request),
-                             'body': request.body.decode('latin-1')})
+                             'body': request.body.decode('latin-1'),
+                             'refused_leaves_no_consumer':
+                                 refused_leaves_no_consumer})
         return _response(answer['status'], answer['headers'],
                          answer['body'].encode('latin-1'), request.method)
 

@@ -126,6 +126,9 @@ class Generator:
             body = json.dumps(body).encode()
         if body is not None:
             headers['content-type'] = 'application/json'
+        if path == '/reshaper':
+            # Reshaping is for services only.
+            headers['x-roles'] = 'admin,service'
         if self.chance(1 / 6):
             method, path, headers, body = self.spoil(method, path, headers,
                                                      body)
