@@ -22,12 +22,15 @@ class Difference:
     lite: dict
     listed: str = None  # name of the divergence in compare.LISTED, if one
     drop: tuple = ()
+    alone: bool = False  # seen with only this request sent after the build
 
     def reproduction(self):
         """One line: how to run it again, the request, both answers."""
         command = 'python -m tests.differential --backend %s --seed %d' % (
             self.backend, self.seed)
         if self.index >= 0:
+            command += ' --requests %d' % (self.index + 1)
+        if self.alone:
             command += ' --only %d' % self.index
         if self.drop:
             command += ' --drop %s' % ','.join('%s:%d' % part
@@ -99,6 +102,7 @@ class Run:
                 resolve(body, self.reference) if body else b'')
             difference = self._send(seed, index, request, known, world, drop)
             if difference is not None:
+                difference.alone = only is not None
                 differences.append(difference)
         return differences
 
