@@ -165,7 +165,8 @@ def sharing_serves_unsuffixed_group(case):
     """"Sharing providers serving the unsuffixed group alone": an
     unsuffixed group with suffixed ones, in a world with sharing
     providers; placement_lite's candidates include all of the reference's
-    and the summaries of the providers they name."""
+    and the summaries of the providers they name (with ``limit``: it keeps
+    more of them, within the limit)."""
     groups = _groups(case)
     if case.route != '/allocation_candidates' or '' not in groups or len(
             groups) < 2 or not case.has_sharing:
@@ -173,6 +174,11 @@ def sharing_serves_unsuffixed_group(case):
     if case.reference['status'] != 200 or case.lite['status'] != 200:
         return False
     reference, lite = _candidates(case.reference), _candidates(case.lite)
+    limits = [int(value) for key, value in case.query
+              if key == 'limit' and value.isdigit()]
+    if limits:
+        # Each answer keeps its own subset: the reference's has fewer.
+        return len(reference) < len(lite) <= limits[-1]
     if not set(reference) < set(lite):
         return False
     summaries = case.lite['body'].get('provider_summaries', {})
