@@ -3,7 +3,8 @@
 A request passes, outside in::
 
     request id -> request log -> proxy headers -> JSON by default
-      -> CORS (when configured) -> auth -> request context -> microversion -> fault wrapper -> falcon router
+      -> CORS (when configured) -> auth -> request context
+      -> omitted headers -> microversion -> fault wrapper -> falcon router
       -> handler (one module per resource in placement_lite.handlers)
 """
 
@@ -135,12 +136,32 @@ def unexpected_error(exc, environ):
     retry), otherwise a 500 carrying the exception's text, as the
     reference's does. Logged once, with the request id the answer gives."""
     request_id = environ.get(errors.REQUEST_ID_ENVIRON)
+    environ[errors.OMIT_HEADERS_ENVIRON] = errors.OMITTED_HEADERS[
+        errors.FAULT]
     if db_api.is_unavailable(exc):
         LOG.warning('%s: database unavailable: %s', request_id, exc)
         return errors.ServiceUnavailable(
-            'The placement database is unavailable.')
+            'The placement database is unavailable.',
+            answered_by=errors.FAULT)
     LOG.exception('%s: unexpected error: %s', request_id, exc)
-    return errors.ServerError(str(exc))
+    return errors.ServerError(str(exc), answered_by=errors.FAULT)
+
+
+class OmitHeaders:
+    """Leave out of an error's answer the headers the reference would not
+    give it (see ``errors.answered_by``): the microversion middleware
+    inside adds them to every answer."""
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        def omitting(status, headers, exc_info=None):
+            omitted = environ.get(errors.OMIT_HEADERS_ENVIRON, ())
+            return start_response(status, [
+                (name, value) for name, value in headers
+                if name.lower() not in omitted], exc_info)
+        return self.application(environ, omitting)
 
 
 class FaultWrapper:
@@ -208,7 +229,7 @@ class _MethodGuard:
         if resource is None:
             return
         if '' in params.values():
-            raise errors.NotFound('')
+            raise errors.NotFound('', answered_by=errors.DISPATCHER)
         methods = _declared_methods(resource)
         if req.method not in methods:
             raise errors.MethodNotAllowed(
@@ -217,22 +238,30 @@ class _MethodGuard:
 
 
 class _BodyGuard:
-    """The reference refuses a body that comes without a content type."""
+    """The reference refuses a body that comes without a content type
+    before it looks for a route, and has no route with an empty segment
+    (``//``, which falcon would take for ``/``)."""
 
     def process_request(self, req, resp):
         length = req.get_header('content-length')
-        if not length:
-            return
-        try:
-            length = int(length)
-        except ValueError:
-            raise errors.BadRequest('content-length header must be an integer')
-        if length > 0 and not req.content_type:
-            raise errors.BadRequest(
-                'content-type header required when content-length > 0')
+        if length:
+            try:
+                length = int(length)
+            except ValueError:
+                raise errors.BadRequest(
+                    'content-length header must be an integer',
+                    answered_by=errors.DISPATCHER)
+            if length > 0 and not req.content_type:
+                raise errors.BadRequest(
+                    'content-type header required when content-length > 0',
+                    answered_by=errors.DISPATCHER)
+        if '//' in req.path:
+            raise errors.NotFound('', answered_by=errors.DISPATCHER)
 
 
 def _render_placement_error(req, resp, exc, params):
+    req.env[errors.OMIT_HEADERS_ENVIRON] = errors.OMITTED_HEADERS[
+        exc.answered_by]
     resp.status = exc.status
     for name, value in exc.headers.items():
         resp.set_header(name, value)
@@ -242,7 +271,7 @@ def _render_placement_error(req, resp, exc, params):
 
 def _render_falcon_error(req, resp, exc, params):
     """Falcon's own errors (unknown route, for example) in our format."""
-    error = errors.PlacementError('')
+    error = errors.PlacementError('', answered_by=errors.DISPATCHER)
     error.status = int(str(exc.status).split()[0])
     _render_placement_error(req, resp, error, params)
 
@@ -301,6 +330,7 @@ def build_app(conf, db=None):
         application, microversion.SERVICE_TYPE, versions,
         json_error_formatter=errors.webob_json_formatter(
             versions[0], versions[-1]))
+    application = OmitHeaders(application)
     application = ContextMiddleware(application, conf, db, enforcer)
     if conf.api.auth_strategy == 'noauth2':
         application = NoAuth(application)

@@ -42,6 +42,22 @@ ERROR_CODE_MICROVERSION = (1, 23)
 MICROVERSION_ENVIRON = 'placement.microversion'
 REQUEST_ID_ENVIRON = 'openstack.request_id'
 ERROR_CODE_ENVIRON = 'placement.error_code'
+#: Response headers (lower case) an error's answer must leave out; set by
+#: the error renderer, applied by ``app.OmitHeaders``.
+OMIT_HEADERS_ENVIRON = 'placement_lite.omit_headers'
+
+#: Where the reference answers an error, which decides its headers. Its
+#: microversion middleware adds ``OpenStack-API-Version`` and ``Vary`` to
+#: an answer its handlers return (their own 4xx included), but only
+#: ``OpenStack-API-Version`` to an error raised past them (an unknown
+#: route, a body without a content type, a policy refusal, a named object
+#: that does not exist), and its outermost fault wrapper answers an
+#: unexpected error with neither.
+HANDLER = 'handler'
+DISPATCHER = 'dispatcher'
+FAULT = 'fault'
+OMITTED_HEADERS = {HANDLER: (), DISPATCHER: ('vary',),
+                   FAULT: ('vary', 'openstack-api-version')}
 
 _EXPLANATIONS = {
     400: ('The server could not comply with the request since it is either '
@@ -64,12 +80,17 @@ class PlacementError(Exception):
     """An HTTP error with a status, a message and an error code."""
 
     status = 500
+    #: :data:`HANDLER`, :data:`DISPATCHER` or :data:`FAULT`.
+    answered_by = HANDLER
 
-    def __init__(self, detail='', code=DEFAULT, headers=None):
+    def __init__(self, detail='', code=DEFAULT, headers=None,
+                 answered_by=None):
         super().__init__(detail)
         self.detail = detail
         self.code = code
         self.headers = headers or {}
+        if answered_by is not None:
+            self.answered_by = answered_by
 
 
 class BadRequest(PlacementError):
@@ -82,6 +103,13 @@ class Forbidden(PlacementError):
 
 class NotFound(PlacementError):
     status = 404
+
+
+class ObjectNotFound(NotFound):
+    """A provider or resource class named in the path does not exist: the
+    reference's object layer raises it past the handler."""
+
+    answered_by = DISPATCHER
 
 
 class MethodNotAllowed(PlacementError):
@@ -159,8 +187,13 @@ def render(status, detail, environ, code=None):
     Like the reference (whose errors are webob's), the client's ``Accept``
     picks the format: JSON when it prefers application/json (as it does
     when it sends none or ``*/*``), webob's HTML page when it prefers
-    text/html, and webob's plain text when it accepts neither.
+    text/html, and webob's plain text when it accepts neither; HEAD gets
+    an empty HTML answer.
     """
+    if environ.get('REQUEST_METHOD') == 'HEAD':
+        # webob answers HEAD with its bare response: no body, its default
+        # content type.
+        return 'text/html; charset=UTF-8', ''
     accept = webob.acceptparse.create_accept_header(
         environ.get('HTTP_ACCEPT', ''))
     offers = accept.acceptable_offers(['text/html', 'application/json'])

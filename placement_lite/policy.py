@@ -8,6 +8,8 @@ from placement_lite import policies
 
 
 class PolicyNotAuthorized(errors.Forbidden):
+    answered_by = errors.DISPATCHER
+
     def __init__(self, action, **_kwargs):
         super().__init__('Policy does not allow %s to be performed.' % action)
 

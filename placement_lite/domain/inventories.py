@@ -178,7 +178,7 @@ def update_inventory(database, uuid, generation, inventory,
         try:
             class_id = _class_ids(conn, [inventory])[0]
         except resource_classes.UnknownResourceClass as exc:
-            raise errors.NotFound(str(exc))
+            raise errors.ObjectNotFound(str(exc))
         new_generation = _bump_or_conflict(conn, provider,
                                            'update conflict: %s')
         if not _update_existing(conn, provider, {class_id: inventory}):

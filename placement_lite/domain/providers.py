@@ -20,12 +20,18 @@ KEEP_PARENT = object()
 
 
 def provider_or_404(conn, uuid, detail=None):
-    """The provider row for ``uuid``; 404 if none, with ``detail`` when the
-    reference words it differently on that route."""
+    """The provider row for ``uuid``; 404 if none.
+
+    ``detail`` is given on the routes where the reference's handler catches
+    the missing provider and answers the 404 itself, in its own words (a
+    :class:`errors.NotFound`); elsewhere the 404 is its object layer's
+    (:class:`errors.ObjectNotFound`)."""
     provider = lookups.provider_by_uuid(conn, uuid)
     if provider is None:
-        raise errors.NotFound(
-            detail or 'No resource provider with uuid %s found' % uuid)
+        if detail:
+            raise errors.NotFound(detail)
+        raise errors.ObjectNotFound(
+            'No resource provider with uuid %s found' % uuid)
     return provider
 
 

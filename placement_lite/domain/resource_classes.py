@@ -106,7 +106,7 @@ def delete_resource_class(database, name):
 def _existing(conn, name):
     row = db.resource_class_by_name(conn, name)
     if row is None:
-        raise errors.NotFound(str(UnknownResourceClass(name)))
+        raise errors.ObjectNotFound(str(UnknownResourceClass(name)))
     return row
 
 

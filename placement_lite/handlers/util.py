@@ -112,8 +112,21 @@ def schema_for(req, version_schemas):
 
 
 def query_pairs(req):
-    """The query string as an ordered list of (key, value) pairs."""
-    return urllib.parse.parse_qsl(req.query_string, keep_blank_values=True)
+    """The query string as an ordered list of (key, value) pairs, parsed
+    as the reference (webob) parses it: pairs separated by ``&`` or ``;``,
+    ``+`` for a space, percent-escapes decoded as strict UTF-8 (400 when
+    they are not)."""
+    raw = req.query_string.encode('latin-1').replace(b'+', b' ')
+    pairs = []
+    try:
+        for part in raw.replace(b';', b'&').split(b'&'):
+            if part:
+                key, _sep, value = part.partition(b'=')
+                pairs.append((urllib.parse.unquote_to_bytes(key).decode(),
+                              urllib.parse.unquote_to_bytes(value).decode()))
+    except UnicodeDecodeError as exc:
+        raise errors.BadRequest('Invalid query string parameters: %s' % exc)
+    return pairs
 
 
 def http_date(moment):
