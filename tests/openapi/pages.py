@@ -226,7 +226,7 @@ def render(document, chosen):
             'suites make (uuids renumbered, times fixed, host '
             '`placement.example`); do not edit by hand. Every route takes '
             'the `OpenStack-API-Version` header and answers errors as '
-            'described in [the API reference's README](../README.md).\n\n']
+            'described in [api-ref/README.md](../README.md).\n\n']
         for path, methods in document['paths'].items():
             for method, operation in methods.items():
                 if tag in operation['tags']:
