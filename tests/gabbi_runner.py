@@ -2,10 +2,14 @@
 
 Used by the project's own gabbi tests (tests/test_gabbits.py) and by the
 conformance runner (tests/conformance). Returns one outcome per request so
-callers can report or compare them.
+callers can report or compare them. Every response is checked against
+api-ref/openapi.yaml on the way (tests/openapi/responses.py): an outcome
+lists what did not match in ``violations``, and keeps its requests and
+responses in ``exchanges`` (the API reference's examples come from them).
 """
 
 import dataclasses
+import io
 import os
 import unittest
 import uuid
@@ -15,6 +19,22 @@ from gabbi import suitemaker
 from gabbi import utils
 
 from tests import harness
+from tests.openapi import responses as openapi_responses
+
+
+@dataclasses.dataclass
+class Exchange:
+    """One request the app answered, as bytes and header dicts."""
+    method: str
+    path: str
+    query: str
+    host: str
+    request_headers: dict
+    request_body: bytes
+    status: int
+    response_headers: dict
+    response_body: bytes
+    route: str = None  # the document's path template, when it has one
 
 
 @dataclasses.dataclass
@@ -24,6 +44,8 @@ class Outcome:
     message: str = ''
     method: str = ''
     url: str = ''  # as requested, or as written when not requested
+    exchanges: list = dataclasses.field(default_factory=list)
+    violations: list = dataclasses.field(default_factory=list)
 
 
 #: How gabbi skips every test of a file whose fixture raised, after
@@ -37,13 +59,19 @@ class _Collector(unittest.TestResult):
         self.outcomes = []
         self._by_test = {}
         self._last_error = ''
+        #: Exchanges and violations of the test running now.
+        self.current = ([], [])
+
+    def startTest(self, test):
+        super().startTest(test)
+        self.current = ([], [])
 
     def _record(self, test, status, message=''):
         data = getattr(test, 'test_data', None) or {}
         # gabbi keeps the URL it requested (substitutions made) on the test.
         url = getattr(test, 'url', None) or data.get('url', '')
         outcome = Outcome(data.get('name', test.id()), status, message,
-                          data.get('method', ''), url)
+                          data.get('method', ''), url, *self.current)
         if id(test) in self._by_test:
             self.outcomes[self._by_test[id(test)]] = outcome
         else:
@@ -82,10 +110,13 @@ def run_file(yaml_path, backend, fixture_module):
     name = os.path.splitext(os.path.basename(yaml_path))[0]
     session = harness.begin_file(backend)
 
+    result = _Collector()
+
     def app(environ, start_response):
         # Resolved per request: gabbi builds its client before the
         # fixtures (which may change configuration) have run.
-        return session.environment().app(environ, start_response)
+        return _recorded(session.environment().app, environ, start_response,
+                         *result.current)
 
     try:
         file_suite = suitemaker.test_suite_from_dict(
@@ -93,8 +124,42 @@ def run_file(yaml_path, backend, fixture_module):
             str(uuid.uuid4()), None, fixture_module,
             lambda: app,
             handlers=handler_objects, test_loader_name='gabbi')
-        result = _Collector()
         file_suite.run(result)
         return result.outcomes
     finally:
         harness.end_file()
+
+
+_REQUEST_HEADERS = {'CONTENT_TYPE': 'content-type'}
+
+
+def _recorded(app, environ, start_response, exchanges, violations):
+    """Call ``app``; append the exchange to ``exchanges`` and what does
+    not match the OpenAPI document to ``violations``."""
+    request_body = environ['wsgi.input'].read(
+        int(environ.get('CONTENT_LENGTH') or 0) or -1)
+    environ['wsgi.input'] = io.BytesIO(request_body)
+    request_headers = {
+        key[5:].replace('_', '-').lower(): value
+        for key, value in environ.items() if key.startswith('HTTP_')}
+    request_headers.update({name: environ[key] for key, name in
+                            _REQUEST_HEADERS.items() if environ.get(key)})
+    captured = {}
+
+    def recording_start_response(status, headers, exc_info=None):
+        captured['status'] = int(status.split()[0])
+        captured['headers'] = {name.lower(): value for name, value in headers}
+        return start_response(status, headers, exc_info)
+
+    body = b''.join(app(environ, recording_start_response))
+    exchange = Exchange(
+        environ['REQUEST_METHOD'], environ.get('PATH_INFO', ''),
+        environ.get('QUERY_STRING', ''), environ.get('HTTP_HOST', ''),
+        request_headers, request_body, captured['status'],
+        captured['headers'], body)
+    exchange.route, problems = openapi_responses.checker().check(
+        exchange.method, exchange.path, exchange.status,
+        exchange.response_headers.get('content-type'), body)
+    exchanges.append(exchange)
+    violations.extend(problems)
+    return [body]

@@ -1,4 +1,8 @@
-"""Run every gabbi file in gabbits/, each on a fresh database, per backend."""
+"""Run every gabbi file in gabbits/, each on a fresh database, per backend.
+
+Every response must also match api-ref/openapi.yaml (the runner checks
+each one as it comes).
+"""
 
 import glob
 import os
@@ -20,3 +24,6 @@ def test_gabbi_file(yaml_path, backend):
     failures = [o for o in outcomes if o.status in ('failed', 'error')]
     assert not failures, '\n\n'.join(
         '%s: %s\n%s' % (o.name, o.status, o.message) for o in failures)
+    violations = [v for o in outcomes for v in o.violations]
+    assert not violations, 'responses that do not match the OpenAPI ' \
+        'document:\n' + '\n'.join(violations)
