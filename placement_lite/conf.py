@@ -145,6 +145,15 @@ CORS_DEFAULTS = {
 }
 
 
+#: keystonemiddleware waits for keystone without a bound by default: a
+#: keystone that accepts connections and never answers would hold a worker
+#: per request. These bound it to about 10 s (two tries of 5 s).
+KEYSTONE_DEFAULTS = {
+    'http_connect_timeout': 5,
+    'http_request_max_retries': 1,
+}
+
+
 def register_opts(conf):
     cors.set_defaults(**CORS_DEFAULTS)
     for group, opts in GROUPS:
@@ -153,6 +162,8 @@ def register_opts(conf):
     conf.register_opts(cors.CORS_OPTS, 'cors')
     for group, opts in auth_token.list_opts():
         conf.register_opts(opts, group=group)
+    for name, value in KEYSTONE_DEFAULTS.items():
+        conf.set_default(name, value, group='keystone_authtoken')
 
 
 def list_opts():
