@@ -321,3 +321,10 @@ def test_no_hostile_request_fails_or_changes_a_refused_write(backend):
                  {s: statuses.count(s) for s in sorted(set(statuses))}))
     finally:
         env.close()
+
+
+def test_a_double_slash_is_no_route(environment):
+    """``//resource_providers`` is a 404, as in the reference (gabbi would
+    read it as a host name)."""
+    status, _headers, _body = environment.request('GET', '//resource_providers')
+    assert status == 404
