@@ -20,6 +20,7 @@ from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
 import webob.exc
 
+from placement_lite import conf as config
 from placement_lite import context
 from placement_lite import errors
 from placement_lite import microversion
@@ -218,6 +219,31 @@ class _PlacementRequest(falcon.Request):
         return self.env['placement.context']
 
 
+class _PathGuard:
+    """Paths no route has, before routing.
+
+    ``//resource_providers`` is not ``/resource_providers`` (falcon would
+    route it there; the reference answers 404), nor is a path that holds an
+    empty field (``/resource_providers/``) or a NUL character: no name or
+    uuid in the database holds one (PostgreSQL cannot store it), so reading
+    or deleting it finds nothing, and writing it is refused before any SQL.
+    A NUL in the query string is refused too.
+    """
+
+    def process_request(self, req, resp):
+        if '//' in req.path:
+            raise errors.NotFound('', answered_by=errors.DISPATCHER)
+        if '\x00' in req.path:
+            if req.method in ('GET', 'HEAD', 'DELETE'):
+                raise errors.NotFound('')
+            raise errors.BadRequest(
+                'The NUL character is not allowed in the path.')
+        if '%00' in req.query_string or '\x00' in req.query_string:
+            raise errors.BadRequest(
+                'Invalid query string parameters: the NUL character is not '
+                'allowed.')
+
+
 class _MethodGuard:
     """405 for a method the resource does not declare (falcon would answer
     OPTIONS and HEAD itself), with ``Allow`` in declaration order.
@@ -239,24 +265,28 @@ class _MethodGuard:
 
 class _BodyGuard:
     """The reference refuses a body that comes without a content type
-    before it looks for a route, and has no route with an empty segment
-    (``//``, which falcon would take for ``/``)."""
+    before it looks for a route; a body announced larger than
+    ``max_body_size`` is refused unread (413)."""
+
+    def __init__(self, max_body_size):
+        self.max_body_size = max_body_size
 
     def process_request(self, req, resp):
+        req.env[errors.MAX_BODY_ENVIRON] = self.max_body_size
         length = req.get_header('content-length')
-        if length:
-            try:
-                length = int(length)
-            except ValueError:
-                raise errors.BadRequest(
-                    'content-length header must be an integer',
-                    answered_by=errors.DISPATCHER)
-            if length > 0 and not req.content_type:
-                raise errors.BadRequest(
-                    'content-type header required when content-length > 0',
-                    answered_by=errors.DISPATCHER)
-        if '//' in req.path:
-            raise errors.NotFound('', answered_by=errors.DISPATCHER)
+        if not length:
+            return
+        try:
+            length = int(length)
+        except ValueError:
+            raise errors.BadRequest('content-length header must be an integer',
+                                    answered_by=errors.DISPATCHER)
+        if length > self.max_body_size:
+            raise errors.RequestTooLarge(self.max_body_size)
+        if length > 0 and not req.content_type:
+            raise errors.BadRequest(
+                'content-type header required when content-length > 0',
+                answered_by=errors.DISPATCHER)
 
 
 def _render_placement_error(req, resp, exc, params):
@@ -281,9 +311,11 @@ def _render_unexpected_error(req, resp, exc, params):
                             params)
 
 
-def build_falcon_app(enable_extensions=True):
+def build_falcon_app(enable_extensions=True,
+                     max_body_size=config.DEFAULT_MAX_BODY_SIZE):
     app = falcon.App(request_type=_PlacementRequest,
-                     middleware=[_BodyGuard(), _MethodGuard()])
+                     middleware=[_BodyGuard(max_body_size), _PathGuard(),
+                                 _MethodGuard()])
     app.req_options.keep_blank_qs_values = True
     app.req_options.strip_url_path_trailing_slash = False
     # Responses say their content type themselves: an empty 201 (such as a
@@ -325,7 +357,8 @@ def build_app(conf, db=None):
     enforcer = policy.Enforcer(conf)
 
     versions = microversion.versions(conf.api.enable_extensions)
-    application = FaultWrapper(build_falcon_app(conf.api.enable_extensions))
+    application = FaultWrapper(build_falcon_app(
+        conf.api.enable_extensions, conf.api.max_request_body_size))
     application = microversion_middleware.MicroversionMiddleware(
         application, microversion.SERVICE_TYPE, versions,
         json_error_formatter=errors.webob_json_formatter(

@@ -15,6 +15,10 @@ from oslo_log import log as oslo_log
 from oslo_middleware import cors
 from oslo_policy import opts as policy_opts
 
+#: The largest request body accepted by default (1 MiB): a thousand
+#: consumers in one POST /allocations take about 300 KiB.
+DEFAULT_MAX_BODY_SIZE = 1024 * 1024
+
 api_opts = [
     cfg.StrOpt(
         'auth_strategy', default='keystone',
@@ -31,6 +35,12 @@ api_opts = [
         'log_slow_candidates_after', default=1.0, min=0,
         help='Seconds after which an allocation candidates request is '
              'logged at WARNING with its query (0: never).'),
+    cfg.IntOpt(
+        'max_request_body_size', default=DEFAULT_MAX_BODY_SIZE, min=1,
+        help='Largest request body, in bytes, the service reads; a larger '
+             'one is answered 413 without being parsed. A proxy in front '
+             '(nginx client_max_body_size) should allow somewhat more, so '
+             'that the answer is in Placement\'s error format.'),
 ]
 
 database_opts = [
@@ -140,6 +150,15 @@ CORS_DEFAULTS = {
 }
 
 
+#: keystonemiddleware waits for keystone without a bound by default: a
+#: keystone that accepts connections and never answers would hold a worker
+#: per request. These bound it to about 10 s (two tries of 5 s).
+KEYSTONE_DEFAULTS = {
+    'http_connect_timeout': 5,
+    'http_request_max_retries': 1,
+}
+
+
 def register_opts(conf):
     cors.set_defaults(**CORS_DEFAULTS)
     for group, opts in GROUPS:
@@ -148,6 +167,8 @@ def register_opts(conf):
     conf.register_opts(cors.CORS_OPTS, 'cors')
     for group, opts in auth_token.list_opts():
         conf.register_opts(opts, group=group)
+    for name, value in KEYSTONE_DEFAULTS.items():
+        conf.set_default(name, value, group='keystone_authtoken')
     oslo_log.register_options(conf)
 
 

@@ -59,6 +59,13 @@ FAULT = 'fault'
 OMITTED_HEADERS = {HANDLER: (), DISPATCHER: ('vary',),
                    FAULT: ('vary', 'openstack-api-version')}
 
+#: The body size ``[api] max_request_body_size`` allows, for the handlers.
+MAX_BODY_ENVIRON = 'placement.max_body_size'
+
+#: An error's message is cut to this many characters: messages quote what
+#: the client sent (a name, a whole JSON value), which may be megabytes.
+MAX_DETAIL_LENGTH = 2048
+
 _EXPLANATIONS = {
     400: ('The server could not comply with the request since it is either '
           'malformed or otherwise incorrect.'),
@@ -69,6 +76,7 @@ _EXPLANATIONS = {
     403: 'Access was denied to this resource.',
     404: 'The resource could not be found.',
     409: 'There was a conflict when trying to complete your request.',
+    413: 'The body of your request was too large for this server.',
     500: ('The server has either erred or is incapable of performing the '
           'requested operation.'),
     503: ('The server is currently unavailable. Please try again at a '
@@ -124,6 +132,14 @@ class Conflict(PlacementError):
     status = 409
 
 
+class RequestTooLarge(PlacementError):
+    status = 413
+
+    def __init__(self, limit):
+        super().__init__('The request body is larger than the %d bytes '
+                         'this service accepts.' % limit)
+
+
 class UnsupportedMediaType(PlacementError):
     status = 415
 
@@ -150,9 +166,17 @@ def _as_webob_text(message):
     return _TAG.sub('', message)
 
 
+def bounded(message):
+    """``message``, cut to MAX_DETAIL_LENGTH characters."""
+    if len(message) <= MAX_DETAIL_LENGTH:
+        return message
+    return '%s... (%d more characters)' % (
+        message[:MAX_DETAIL_LENGTH], len(message) - MAX_DETAIL_LENGTH)
+
+
 def detail_text(status, detail, environ):
-    """The ``detail`` string exactly as the reference renders it."""
-    detail = _as_webob_text(detail)
+    """The ``detail`` string as the reference renders it (bounded)."""
+    detail = _as_webob_text(bounded(detail))
     if status == 405:
         return ('The method %s is not allowed for this resource. \n\n %s'
                 % (environ.get('REQUEST_METHOD'), detail))
@@ -201,7 +225,7 @@ def render(status, detail, environ, code=None):
     if chosen == 'application/json':
         return 'application/json', json.dumps(error_document(
             status, detail_text(status, detail, environ), environ, code))
-    page = webob.exc.status_map[status](detail=detail)
+    page = webob.exc.status_map[status](detail=bounded(detail))
     if chosen == 'text/html':
         return 'text/html; charset=UTF-8', page.html_body(environ)
     return 'text/plain; charset=UTF-8', page.plain_body(environ)

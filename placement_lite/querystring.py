@@ -15,6 +15,9 @@ from oslo_utils import uuidutils
 from placement_lite import errors
 
 _INVALID = 'Invalid query string parameters: '
+#: The largest amount a database integer holds (the reference fails with
+#: a 500 beyond it).
+MAX_AMOUNT = 2 ** 63 - 1
 
 
 def member_of_value(value):
@@ -117,5 +120,9 @@ def resources(value):
             raise errors.BadRequest(
                 'Requested resource %s requires amount >= 1. Got: %d.'
                 % (name, amount))
+        if amount > MAX_AMOUNT:
+            raise errors.BadRequest(
+                'Requested resource %s requires amount <= %d. Got: %d.'
+                % (name, MAX_AMOUNT, amount))
         amounts[name] = amount
     return amounts

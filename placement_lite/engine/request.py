@@ -17,6 +17,7 @@ import re
 
 from placement_lite import errors
 from placement_lite import querystring
+from placement_lite.schemas import common
 
 GROUP_PREFIXES = ('resources', 'required', 'member_of', 'in_tree')
 NUMBERED_SUFFIX = r'[1-9][0-9]*'
@@ -130,12 +131,16 @@ def _parse_request_wide(request, pairs):
 
 def _positive_int(value):
     """The schema already checked the last ``limit``; an earlier one may
-    still be anything."""
+    still be anything. A limit larger than any answer limits nothing, as
+    in the reference (which slices a list): it is cut to MAX_INT, which
+    keeps the engine's SQL (windows of twice the limit) within bigint."""
     if not re.match(r'^[1-9][0-9]*$', value):
         raise errors.BadRequest(
             "Invalid query string parameters: 'limit' must be a positive "
             "integer. Got: %s" % value)
-    return int(value)
+    if len(value) > len(str(common.MAX_INT)):
+        return common.MAX_INT
+    return min(int(value), common.MAX_INT)
 
 
 def _parse_groups(pairs, version):

@@ -7,6 +7,7 @@ import urllib.parse
 
 import jsonschema
 import orjson
+import webob.acceptparse
 from oslo_utils import uuidutils
 
 from placement_lite import errors
@@ -50,8 +51,11 @@ def require_json_content(req):
 
 
 def require_json_accept(req):
-    """406, as the reference answers, when the client refuses JSON."""
-    if req.get_header('accept') and not req.client_accepts(JSON):
+    """406, as the reference answers, when the client refuses JSON. An
+    Accept header that does not parse counts as none, as in the reference."""
+    accept = webob.acceptparse.create_accept_header(
+        req.get_header('accept') or None)
+    if accept and not accept.acceptable_offers([JSON]):
         raise errors.NotAcceptable('Only application/json is provided')
 
 
@@ -65,16 +69,75 @@ def json_body(req, schema=None, code=errors.DEFAULT):
 
     415 when it is not JSON, 400 when it does not parse or validate, as the
     reference answers; ``code`` is the error code of a validation failure.
+    The body must be UTF-8 (a byte order mark is refused, as the reference
+    refuses it), hold no string the database cannot store and nest at most
+    :data:`MAX_JSON_DEPTH` levels deep.
     """
     require_json_content(req)
-    raw = req.bounded_stream.read()
+    raw = read_body(req)
     try:
-        data = json.loads(raw)
+        data = json.loads(raw.decode('utf-8'))
     except ValueError as exc:
         raise errors.BadRequest('Malformed JSON: %s' % exc)
+    except RecursionError:
+        raise _too_deep()
+    _check_json_values(data)
     if schema is not None:
         validate(data, schema, code)
     return data
+
+
+def read_body(req):
+    """The request body: 413 beyond ``[api] max_request_body_size``, read
+    or announced (the app middleware refuses an announced length first)."""
+    limit = req.env[errors.MAX_BODY_ENVIRON]
+    raw = req.bounded_stream.read(limit + 1)
+    if len(raw) > limit:
+        raise errors.RequestTooLarge(limit)
+    return raw
+
+
+#: Placement's deepest body (POST /allocations) nests 5 levels; a deeper
+#: one would only make the validator recurse until it fails.
+MAX_JSON_DEPTH = 32
+
+
+def _too_deep():
+    return errors.BadRequest('Malformed JSON: nested more than %d levels '
+                             'deep' % MAX_JSON_DEPTH)
+
+
+def _check_json_values(data):
+    """400 for nesting beyond MAX_JSON_DEPTH, and for strings (keys too)
+    the database cannot store: a NUL character, or a lone surrogate (valid
+    JSON as an escape, not encodable as UTF-8)."""
+    pending = [(data, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, dict):
+            items = list(value.keys()) + list(value.values())
+        elif isinstance(value, list):
+            items = value
+        else:
+            _check_string(value)
+            continue
+        if depth > MAX_JSON_DEPTH:
+            raise _too_deep()
+        pending.extend((item, depth + 1) for item in items)
+
+
+def _check_string(value):
+    if not isinstance(value, str):
+        return
+    if '\x00' in value:
+        raise errors.BadRequest(
+            'Malformed JSON: strings may not contain the NUL character')
+    try:
+        value.encode('utf-8')
+    except UnicodeEncodeError:
+        raise errors.BadRequest(
+            'Malformed JSON: strings may not contain unpaired surrogates '
+            '(\\ud800-\\udfff)')
 
 
 #: Bodies accept any uuid spelling oslo accepts (no dashes, braces, urn:).
