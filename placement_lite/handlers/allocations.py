@@ -83,6 +83,7 @@ class ConsumerAllocations:
             raise errors.BadRequest('Malformed consumer_uuid: %s'
                                     % consumer_uuid)
         data = util.json_body(req, util.schema_for(req, schemas.PUT_SCHEMAS))
+        util.refuse_amounts_beyond_column(data)
         allocations.set_allocations(
             req.placement, [consumer_claim(req, canonical, data)],
             allocations.put_wording(canonical))
@@ -102,6 +103,7 @@ class AllocationsByConsumer:
         util.require_json_content(req)
         req.placement.can('placement:allocations:manage')
         data = util.json_body(req, util.schema_for(req, schemas.POST_SCHEMAS))
+        util.refuse_amounts_beyond_column(data)
         allocations.set_allocations(
             req.placement,
             [consumer_claim(req, uuid, body) for uuid, body in data.items()],

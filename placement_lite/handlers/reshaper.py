@@ -27,6 +27,7 @@ class Reshaper:
         util.require_json_content(req)
         req.placement.can('placement:reshaper:reshape')
         data = util.json_body(req, util.schema_for(req, schemas.SCHEMAS))
+        util.refuse_amounts_beyond_column(data)
         wanted = {
             uuid: reshaper.ProviderInventories(
                 body['resource_provider_generation'],

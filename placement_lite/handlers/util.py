@@ -12,6 +12,7 @@ from oslo_utils import uuidutils
 
 from placement_lite import errors
 from placement_lite import microversion
+from placement_lite.schemas import common as schemas_common
 
 JSON = 'application/json'
 
@@ -85,6 +86,26 @@ def json_body(req, schema=None, code=errors.DEFAULT):
     if schema is not None:
         validate(data, schema, code)
     return data
+
+
+def refuse_amounts_beyond_column(data):
+    """400 for an allocation amount (any ``resources`` mapping of a valid
+    allocations body) larger than its 32-bit column holds: the reference's
+    schema has no maximum and its database fails with a 500."""
+    pending = [data]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            amounts = value.get('resources')
+            if isinstance(amounts, dict):
+                for amount in amounts.values():
+                    if isinstance(amount, int) and amount > schemas_common.MAX_INT:
+                        raise errors.BadRequest(
+                            'JSON does not validate: %d is greater than the '
+                            'maximum of %d' % (amount, schemas_common.MAX_INT))
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
 
 
 def read_body(req):

@@ -16,23 +16,20 @@ gives clients:
 
 import copy
 
-from placement_lite.schemas import common
-
 UUID_PATTERN = '^[0-9a-fA-F-]{36}$'
 NAME_PATTERN = '^[A-Z0-9_]+$'
 GROUP_SUFFIX_PATTERN = r'[a-zA-Z0-9_-]{1,64}'
 
 
 def _amounts():
-    """{RESOURCE_CLASS: positive integer}, at least one. The amount is
-    bounded by its column, as inventory fields are (the reference has no
-    maximum and fails on a larger amount with a 500)."""
+    """{RESOURCE_CLASS: positive integer}, at least one. (No maximum, as in
+    the reference, whose validation errors quote this schema: the column's
+    bound is checked after it, see handlers.util.refuse_amounts_beyond_column.)"""
     return {
         'type': 'object',
         'minProperties': 1,
         'patternProperties': {
-            NAME_PATTERN: {'type': 'integer', 'minimum': 1,
-                           'maximum': common.MAX_INT},
+            NAME_PATTERN: {'type': 'integer', 'minimum': 1},
         },
         'additionalProperties': False,
     }
