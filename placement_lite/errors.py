@@ -64,7 +64,9 @@ MAX_BODY_ENVIRON = 'placement.max_body_size'
 
 #: An error's message is cut to this many characters: messages quote what
 #: the client sent (a name, a whole JSON value), which may be megabytes.
-MAX_DETAIL_LENGTH = 2048
+#: Far above the longest message the reference gives for a body of normal
+#: size (a schema error quotes the whole schema, a few kilobytes).
+MAX_DETAIL_LENGTH = 65536
 
 _EXPLANATIONS = {
     400: ('The server could not comply with the request since it is either '

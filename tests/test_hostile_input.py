@@ -15,6 +15,7 @@ whole database is read after each one and must be unchanged by a 4xx.
 import importlib
 import io
 import json
+import re
 import urllib.parse
 
 from hypothesis import HealthCheck
@@ -328,3 +329,16 @@ def test_a_double_slash_is_no_route(environment):
     read it as a host name)."""
     status, _headers, _body = environment.request('GET', '//resource_providers')
     assert status == 404
+
+
+def test_an_error_quoting_a_huge_value_is_cut(environment):
+    """A 400 quoting a 1 MB name says so in 64 KiB, not in 2 MB."""
+    status, _headers, body = environment.request(
+        'POST', '/resource_providers', {'name': 'x' * 1_000_000})
+    detail = body['errors'][0]['detail']
+    assert status == 400
+    assert detail.startswith(
+        'The server could not comply with the request since it is either '
+        'malformed or otherwise incorrect.\n\n JSON does not validate: ')
+    assert re.search(r'\.\.\. \((\d+) more characters\)  $', detail)
+    assert len(detail) < 66_000
