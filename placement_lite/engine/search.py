@@ -61,7 +61,7 @@ class GroupChoices:
 @dataclasses.dataclass
 class SearchResult:
     groups: list
-    #: {rc id: {provider id: snapshot.Capacity}}
+    #: {rc id: {provider id: scope_reads.Capacity}}
     capacities: dict
     #: {provider id: root id} for every provider offered.
     roots: dict
@@ -166,7 +166,7 @@ class Searcher:
                             self.class_names, sorted(anchors), self.snapshot)
 
     def inventories(self, in_tree, tree_root):
-        """{rc id: {provider id: snapshot.Capacity}} in the current window
+        """{rc id: {provider id: scope_reads.Capacity}} in the current window
         (and tree ``tree_root``) for every known class that groups with
         this ``in_tree`` ask for, read once per window."""
         if in_tree not in self._inventories:
