@@ -11,6 +11,7 @@ while its stock, its parent's and root's stocks and its usage are
 unchanged.
 """
 
+import dataclasses
 import typing
 import weakref
 
@@ -30,8 +31,11 @@ def able_to_give(capacities, amount):
             and amount % c.step_size == 0}
 
 
-class ProviderSummary(typing.NamedTuple):
-    """One provider as provider summaries show it."""
+@dataclasses.dataclass(slots=True)
+class ProviderSummary:
+    """One provider as provider summaries show it. Shared by the requests
+    that show the provider while it is unchanged (see _SHOWN): never
+    changed, but for ``rendered``."""
 
     uuid: str
     parent_uuid: typing.Optional[str]
@@ -42,6 +46,11 @@ class ProviderSummary(typing.NamedTuple):
     #: Trait names in trait id order (standard traits first, then custom
     #: ones as created), the order the reference shows.
     trait_names: tuple
+    #: {shape: bytes}: the summary as the HTTP layer renders it in each
+    #: shape asked for, made by the first request that shows it and reused
+    #: by the next ones, as long as the summary itself is.
+    rendered: typing.Optional[dict] = dataclasses.field(
+        default=None, compare=False, repr=False)
 
 
 #: {engine: {provider id: (its stock.Stock, its parent's, its root's, {rc
