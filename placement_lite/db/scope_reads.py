@@ -29,8 +29,6 @@ traits = tables.traits
 # Built once: building an alias, and its columns, on every query costs more
 # than running the small queries that use it.
 in_scope_rp = rp.alias('in_scope')
-#: Fewer trees than this are always read by root.
-FEW_TREES = 64
 _new_tuple = tuple.__new__
 
 
@@ -251,17 +249,3 @@ def ids_reused(conn):
     """Whether the database gives a deleted provider's id to a later one
     (SQLite); PostgreSQL takes ids from a sequence."""
     return conn.dialect.name != 'postgresql'
-
-
-_ROOT_COUNT = sa.select(sa.func.count()).select_from(rp).where(
-    rp.c.parent_provider_id.is_(None))
-
-
-def trees_scope(conn, root_ids):
-    """The scope and parameters reading the trees ``root_ids``: when they
-    are half the cloud or more, the whole cloud (filtering by root then
-    costs more than reading the others)."""
-    if (len(root_ids) >= FEW_TREES
-            and 2 * len(root_ids) >= conn.execute(_ROOT_COUNT).scalar()):
-        return WHOLE_CLOUD, {}
-    return Scope(by_roots=True), {'roots': sorted(root_ids)}

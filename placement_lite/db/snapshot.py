@@ -15,6 +15,7 @@ import dataclasses
 import typing
 import weakref
 
+from placement_lite.db import candidates
 from placement_lite.db import cloud
 from placement_lite.db import scope_reads
 from placement_lite.db import stock
@@ -59,6 +60,18 @@ class ProviderSummary:
 #: summaries, so nothing may change them.
 _SHOWN = weakref.WeakKeyDictionary()
 _NO_USAGE = {}
+#: Fewer trees than this are always read by root.
+FEW_TREES = 64
+
+
+class Window(typing.NamedTuple):
+    """Trees searched together: those whose root id is in
+    ``first``..``last`` (inclusive)."""
+
+    first: int
+    last: int
+    #: Whether it holds most of the cloud (see Snapshot._scope).
+    most_of_cloud: bool
 
 
 class Snapshot:
@@ -75,66 +88,93 @@ class Snapshot:
         self._providers = {}
         #: {provider id: {rc id: amount used}}; no entry: nothing used.
         self._used = {}
-        #: Trees read whole: every tree (the cloud.CloudRead of the whole cloud, once
-        #: read; windows may be cut from it), or those of these windows and
-        #: roots.
+        #: Trees read whole: every tree (the cloud.CloudRead of the whole
+        #: cloud, once read; windows may be cut from it), or those of these
+        #: windows and roots.
         self._cloud = None
         self._windows = []
         self._trees = set()
         #: {frozenset of rc ids: whether few providers of a window read
         #: whole had an inventory of them}.
         self._rare_classes = {}
+        #: How many trees the cloud has, counted when first needed.
+        self._root_count = None
 
-    def capacities(self, rc_ids, root_id=None, window=None, also_ids=(),
-                   cut_from_cloud=False):
+    def capacities(self, rc_ids, root_id=None, window=None, also_ids=()):
         """{rc id: {provider id: Capacity}} for every inventory of
-        ``rc_ids``, reading the providers of the whole cloud, or with
-        ``root_id`` those of that tree, or with ``window`` (an inclusive
-        range of root ids) those of those trees and ``also_ids``: the cost
-        is then bounded by the window.
-
-        With ``cut_from_cloud`` a window (without ``root_id``) is cut out
-        of a read of the whole cloud: the better deal when it holds most
-        trees, as the last whole-cloud read is kept between requests and
-        a window's is not.
-
-        Once a window read whole has shown that fewer than a quarter of
-        its providers have an inventory of ``rc_ids``, later windows read
-        only those that have one, even with ``cut_from_cloud``: few of
-        their trees can be shown, and those are read again when they are.
+        ``rc_ids``, of the providers of the whole cloud, or with
+        ``root_id`` of that tree, or with ``window`` (a Window) of those
+        trees and ``also_ids``: the cost is then bounded by the window
+        (see _scope for how each is read).
 
         The dicts returned may be shared with other requests: never change
         them."""
         if not rc_ids:
             return {}
+        scope, params = self._scope(root_id=root_id, window=window,
+                                    rc_ids=rc_ids, also_ids=also_ids)
         windowed = window is not None and root_id is None
-        classes = frozenset(rc_ids)
-        only_classes = windowed and self._rare_classes.get(classes, False)
-        if windowed and cut_from_cloud and not only_classes:
+        if windowed and scope == scope_reads.WHOLE_CLOUD:
             return self._cut_from_cloud(rc_ids, window, also_ids)
-        scope = scope_reads.Scope(by_root=root_id is not None,
-                       by_window=window is not None,
-                       with_also=window is not None and bool(also_ids),
-                       of_classes=only_classes)
-        params = {'root_id': root_id, 'rc_ids': sorted(rc_ids)}
-        if window is not None:
-            params.update(first=window[0], last=window[1])
-        if scope.with_also:
-            params['also_ids'] = sorted(also_ids)
         read = self._read(scope, params)
-        if not only_classes:
+        if not scope.of_classes:
             self._cover(root_id, window)
         found = read.capacities(rc_ids)
-        if windowed and not only_classes:
+        if windowed and not scope.of_classes:
             holding = set().union(*found.values())
-            self._rare_classes[classes] = (
+            self._rare_classes[frozenset(rc_ids)] = (
                 4 * len(holding) < len(read.providers))
         return found
+
+    def _scope(self, root_id=None, window=None, roots=None, rc_ids=(),
+               also_ids=()):
+        """(scope_reads.Scope, its parameters): the one place deciding how
+        the providers asked for are read.
+
+        * The trees ``roots`` (summaries, stocks): by root, or the whole
+          cloud when they are half of it or more and not few (filtering
+          by root then costs more than reading the others).
+        * The tree ``root_id``, within ``window`` when given.
+        * A ``window`` of trees (and the providers ``also_ids``): the
+          whole cloud, cut to the window, when it holds most of the cloud
+          (the last whole-cloud read is kept between requests, a window's
+          is not); only the providers with an inventory of ``rc_ids``
+          once a window read whole has shown that fewer than a quarter of
+          its providers have one (few of its trees can be shown, and
+          those are read again when they are).
+        * Nothing: the whole cloud.
+        """
+        whole_cloud = scope_reads.WHOLE_CLOUD, {}
+        if roots is not None:
+            if len(roots) >= FEW_TREES and 2 * len(roots) >= self._roots():
+                return whole_cloud
+            return scope_reads.Scope(by_roots=True), {'roots': sorted(roots)}
+        params = {'root_id': root_id, 'rc_ids': sorted(rc_ids)}
+        if window is None:
+            if root_id is None:
+                return whole_cloud
+            return scope_reads.Scope(by_root=True), params
+        windowed = root_id is None
+        of_classes = windowed and self._rare_classes.get(frozenset(rc_ids),
+                                                         False)
+        if windowed and window.most_of_cloud and not of_classes:
+            return whole_cloud
+        params.update(first=window.first, last=window.last)
+        if also_ids:
+            params['also_ids'] = sorted(also_ids)
+        return scope_reads.Scope(by_root=not windowed, by_window=True,
+                                 with_also=bool(also_ids),
+                                 of_classes=of_classes), params
+
+    def _roots(self):
+        if self._root_count is None:
+            self._root_count = candidates.root_count(self.conn)
+        return self._root_count
 
     def _cut_from_cloud(self, rc_ids, window, also_ids):
         if self._cloud is None:
             self._read(scope_reads.WHOLE_CLOUD, {})
-        first, last = window
+        first, last = window.first, window.last
         return {rc_id: {provider_id: capacity
                         for provider_id, capacity in held.items()
                         if first <= capacity.root_id <= last
@@ -186,8 +226,9 @@ class Snapshot:
         return summary
 
     def _of_trees(self, root_ids):
-        """(provider id, (parent id, root id, stock.Stock)) for every provider
-        of the trees ``root_ids``, read first where not read yet."""
+        """(provider id, (parent id, root id, stock.Stock)) for every
+        provider of the trees ``root_ids``, read first where not read
+        yet."""
         self._read_trees(root_ids)
         return [(provider_id, place)
                 for provider_id, place in self._providers.items()
@@ -201,13 +242,13 @@ class Snapshot:
                 self._trees.add(root_id)
         elif root_id is None:
             self._windows.append(window)
-        elif window[0] <= root_id <= window[1]:
+        elif window.first <= root_id <= window.last:
             self._trees.add(root_id)
 
     def _covers(self, root_id):
         return (self._cloud is not None or root_id in self._trees
-                or any(first <= root_id <= last
-                       for first, last in self._windows))
+                or any(window.first <= root_id <= window.last
+                       for window in self._windows))
 
     def _read_trees(self, root_ids):
         """Read every provider of the trees ``root_ids`` not read yet."""
@@ -215,15 +256,14 @@ class Snapshot:
                    if not self._covers(root_id)}
         if not missing:
             return
-        scope, params = scope_reads.trees_scope(self.conn, missing)
+        scope, params = self._scope(roots=missing)
         self._read(scope, params)
         if scope != scope_reads.WHOLE_CLOUD:
             self._trees.update(missing)
 
     def _read(self, scope, params):
         """Read the place, stock and usage of the providers in ``scope``;
-        returns their
-        scope_reads.Read."""
+        returns their scope_reads.Read."""
         conn = self.conn
         if scope == scope_reads.WHOLE_CLOUD:
             read = self._cloud = cloud.read(conn, self._places)
@@ -240,7 +280,8 @@ class Snapshot:
     def _places(self, rows):
         """stock.places for the state ``rows`` just read; a provider
         deleted since an earlier read of this request is gone."""
-        places = stock.places(self.conn, rows)
+        places = stock.places(self.conn, rows,
+                              lambda roots: self._scope(roots=roots))
         if len(places) < len(rows):
             for row in rows:
                 if row[0] not in places:

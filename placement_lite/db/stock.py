@@ -46,10 +46,11 @@ class Stock(typing.NamedTuple):
     trait_names: tuple
 
 
-def places(conn, rows):
+def places(conn, rows, scope_of_trees):
     """{provider id: (parent id, root id, Stock)} for the state ``rows``
     ((id, parent id, root id, generation, identity) as just read), reading
-    the stocks not kept; a provider deleted since is left out."""
+    the stocks not kept with the scope ``scope_of_trees(root ids)`` gives
+    (see Snapshot._scope); a provider deleted since is left out."""
     kept = _KEPT.setdefault(conn.engine, {})
     places = {}
     # {provider id: (parent id, root id, generation, identity)} of
@@ -63,18 +64,18 @@ def places(conn, rows):
         else:
             stale[id_] = (parent_id, root_id, generation, identity)
     if stale:
-        fresh = _read(conn, stale)
+        fresh = _read(conn, stale, scope_of_trees)
         places.update((id_, stale[id_][:2] + (stock,))
                       for id_, stock in fresh.items())
     return places
 
 
-def _read(conn, stale):
+def _read(conn, stale, scope_of_trees):
     """Fresh Stock for ``stale`` ({provider id: (parent id, root id,
     generation, identity)} as just read), read with the trees they
     are in, and kept; none for a provider deleted since."""
-    scope, params = scope_reads.trees_scope(
-        conn, {root_id for _parent, root_id, _g, _c in stale.values()})
+    scope, params = scope_of_trees(
+        {root_id for _parent, root_id, _g, _c in stale.values()})
     queries = scope_reads.queries(scope, scope_reads.ids_reused(conn))
     uuids = {id_: uuid
              for id_, uuid in scope_reads.rows(conn, queries.uuids, params)

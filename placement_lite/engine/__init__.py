@@ -19,6 +19,7 @@ import itertools
 import random
 
 from placement_lite.db import candidates as db
+from placement_lite.db import snapshot
 from placement_lite.engine import combine
 from placement_lite.engine import search
 from placement_lite.engine.request import parse_query  # noqa: F401
@@ -106,8 +107,8 @@ def _find_spread(conn, request, bound, strategy, rng):
     trees = []
     roots = {}
     try:
-        for window, cut_from_cloud in _windows(conn, bound, rng):
-            found = searcher.search(window, cut_from_cloud=cut_from_cloud)
+        for window in _windows(conn, bound, rng):
+            found = searcher.search(window)
             if found is None:
                 continue
             roots.update(found.roots)
@@ -160,14 +161,11 @@ def _more_from_each_tree(trees, bound, strategy):
 
 
 def _windows(conn, bound, rng):
-    """(window, cut_from_cloud) pairs: the trees to search in turn, at
-    first ``max(2 * bound, WINDOW_MIN)`` of them, twice as many each time.
-
-    A window is an inclusive range of root ids, or None for the whole
-    cloud (when one window holds every tree: the unscoped queries search
-    it faster). ``cut_from_cloud`` marks a window holding half the cloud
-    or more: it is cut out of a read of the whole cloud, which the process
-    keeps between requests. With ``rng``, windows start at a tree picked
+    """The windows of trees to search in turn (snapshot.Window), at first
+    ``max(2 * bound, WINDOW_MIN)`` trees, twice as many each time; None
+    for the whole cloud, when one window holds every tree (the unscoped
+    queries search it faster). A window holding half the cloud or more is
+    marked ``most_of_cloud``. With ``rng``, windows start at a tree picked
     at random and wrap around, so every tree is as likely to be searched
     first.
     """
@@ -187,13 +185,13 @@ def _windows(conn, bound, rng):
                 break
             if searched == 0 and window.is_final and before is None and (
                     after is None):
-                yield None, False
+                yield None
                 return
             if total is None:
                 half = window.is_final and window.trees >= searched
             else:
                 half = 2 * window.trees >= total
-            yield (window.first, window.last), half
+            yield snapshot.Window(window.first, window.last, half)
             after = window.last
             searched += window.trees
             size *= 2
