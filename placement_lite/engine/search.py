@@ -76,21 +76,17 @@ class SearchResult:
         return self.roots[provider_id]
 
 
-def search(conn, request):
-    """Search every group of ``request`` over the whole cloud; raises
-    NoCandidates when one cannot be served (later groups are then not
-    looked at, as in the reference, so their unknown names go unnoticed)."""
-    return Searcher(conn, request).search()
-
-
 class Searcher:
     """Searches the groups of one request, over the whole cloud or over
     windows of trees (snapshot.Window).
 
     Names, aggregates and trait filters of a group are resolved the first
-    time the group is reached and kept for later windows, so a name is
-    reported exactly when the whole-cloud search would report it: a group
-    is reached in a window only if every earlier group matched there.
+    time the group is reached and kept for later windows. A group is
+    reached in a window only if every earlier group matched there; when
+    some group is never reached, check_unreached_names reports an unknown
+    name exactly when the whole-cloud search would (which stops at the
+    first group that cannot be served anywhere, as the reference does, so
+    later groups' unknown names go unnoticed).
     """
 
     def __init__(self, conn, request):
@@ -119,6 +115,8 @@ class Searcher:
         self._groups = [_GroupSearch(group, self.names) for group in groups]
         #: How many groups (in order) have been searched at least once.
         self.groups_reached = 0
+        #: Indexes of the groups that could be served in some window.
+        self._served_somewhere = set()
 
     @property
     def all_groups_reached(self):
@@ -137,7 +135,9 @@ class Searcher:
         for index, searcher in enumerate(self._groups):
             self.groups_reached = max(self.groups_reached, index + 1)
             choices = searcher.run(in_window)
-            if not choices.by_anchor:
+            if choices.by_anchor:
+                self._served_somewhere.add(index)
+            else:
                 if window is None:
                     raise NoCandidates()
                 return None
@@ -151,6 +151,27 @@ class Searcher:
         return SearchResult(groups, capacities, roots, self.names.sharing,
                             self.names.class_names, sorted(anchors),
                             self.snapshot)
+
+
+    def check_unreached_names(self):
+        """After every window was searched without reaching every group:
+        raise the 400 (an unknown name) the whole-cloud search would
+        raise, if any; it looks at a group only while every earlier group
+        can be served somewhere.
+
+        Groups are resolved in order (cheap: names and filters, no
+        capacities), which raises what resolving them raises. A group
+        never served in the windows it was searched in may still be
+        served where an earlier group failed; only when a later group has
+        an unknown name is it searched over the whole cloud to decide."""
+        for index, group in enumerate(self._groups):
+            group.resolve()
+            if not any(later.has_unknown_names()
+                       for later in self._groups[index + 1:]):
+                return
+            if index not in self._served_somewhere and not group.run(
+                    _InWindow(self.names, self.snapshot, None)).by_anchor:
+                return
 
 
 @dataclasses.dataclass(frozen=True)
@@ -284,7 +305,7 @@ class _GroupSearch:
         """Who can serve the group under the anchors of ``in_window`` (an
         _InWindow)."""
         group = self.group
-        filters = self._resolve()
+        filters = self.resolve()
         amounts = filters.amounts
         largest = self.names.largest
         if any(amount > largest.get(rc_id, 0)
@@ -306,7 +327,18 @@ class _GroupSearch:
         return GroupChoices(group.suffix, amounts, by_anchor,
                             filters.required, filters.trait_owners)
 
-    def _resolve(self):
+    def has_unknown_names(self):
+        """Whether resolving the group may raise a 400: it names a
+        resource class or a trait that does not exist."""
+        group = self.group
+        known = self.names.known
+        return (any(name not in self.names.class_ids
+                    for name in group.resources)
+                or any(name not in known.trait_ids
+                       for name in set().union(group.forbidden_traits,
+                                               *group.required_traits)))
+
+    def resolve(self):
         """The group's names and filters, looked up once, in the
         reference's order: classes, aggregates, traits, tree; an unknown
         name is a 400, an unmatched filter means no candidates at all."""
