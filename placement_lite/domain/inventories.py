@@ -168,14 +168,8 @@ def update_inventory(database, uuid, generation, inventory,
                      reserved_may_equal_total):
     """Overwrite the provider's inventory of one class; returns the new generation."""
     with database.writer() as conn:
-        provider = providers.provider_or_404(conn, uuid)
-        _check_generation(provider, generation)
-        try:
-            check_capacity([inventory], uuid, reserved_may_equal_total)
-        except InvalidCapacity as exc:
-            raise errors.BadRequest(
-                'Unable to update inventory for resource provider %s: %s'
-                % (uuid, exc))
+        provider = _provider_to_update(conn, uuid, generation, [inventory],
+                                       reserved_may_equal_total)
         try:
             class_id = _class_ids(conn, [inventory])[0]
         except resource_classes.UnknownResourceClass as exc:
@@ -197,14 +191,8 @@ def replace_inventories(database, uuid, generation, inventories,
                         reserved_may_equal_total):
     """Make ``inventories`` the provider's whole inventory; returns the new generation."""
     with database.writer() as conn:
-        provider = providers.provider_or_404(conn, uuid)
-        _check_generation(provider, generation)
-        try:
-            check_capacity(inventories, uuid, reserved_may_equal_total)
-        except InvalidCapacity as exc:
-            raise errors.BadRequest(
-                'Unable to update inventory for resource provider %s: %s'
-                % (uuid, exc))
+        provider = _provider_to_update(conn, uuid, generation, inventories,
+                                       reserved_may_equal_total)
         try:
             return set_provider_inventories(conn, provider, inventories)
         except resource_classes.UnknownResourceClass as exc:
@@ -265,10 +253,21 @@ def _provider_for_read(conn, uuid):
                                      '%s : %s' % (message, message))
 
 
-def _check_generation(provider, generation):
+def _provider_to_update(conn, uuid, generation, inventories,
+                        reserved_may_equal_total):
+    """The provider ``uuid``, once it is found at ``generation`` and
+    ``inventories`` have a usable capacity (404, 409, 400 otherwise)."""
+    provider = providers.provider_or_404(conn, uuid)
     if provider.generation != generation:
         raise errors.Conflict('resource provider generation conflict',
                               code=errors.CONCURRENT_UPDATE)
+    try:
+        check_capacity(inventories, uuid, reserved_may_equal_total)
+    except InvalidCapacity as exc:
+        raise errors.BadRequest(
+            'Unable to update inventory for resource provider %s: %s'
+            % (uuid, exc))
+    return provider
 
 
 def _class_ids(conn, inventories):
