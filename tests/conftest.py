@@ -2,11 +2,18 @@
 
 By default every database-backed test runs on SQLite and on PostgreSQL;
 ``--backend sqlite`` (or ``postgresql``) narrows that while developing.
+
+Every test runs under the generation guard (tests/generation_guard.py): a
+transaction writing a provider's inventories or traits without bumping its
+generation fails the test.
 """
 
 import pytest
 
+from tests import generation_guard
 from tests import harness
+
+generation_guard.install()
 
 
 def pytest_addoption(parser):
@@ -27,3 +34,15 @@ def environment(backend):
     env = harness.Environment(backend)
     yield env
     env.close()
+
+
+@pytest.fixture(autouse=True)
+def _generation_guard():
+    """Fail the test if a write without a bump was caught during it, even
+    where the app turned the guard's exception into a 500."""
+    seen = len(generation_guard.caught)
+    yield
+    caught = generation_guard.caught[seen:]
+    del generation_guard.caught[seen:]
+    if caught:
+        pytest.fail('generation guard: ' + '; '.join(caught))

@@ -34,8 +34,10 @@ def add_provider(db, uuid, name=None, inventories=None):
 
 
 def set_inventory_total(db, provider_uuid, resource_class, total):
-    """Change an inventory's total behind the API's back (no generation bump)."""
+    """Change an inventory's total behind the API's back (bumping the
+    provider's generation, as every inventory write must)."""
     inv = tables.inventories
+    rp = tables.resource_providers
     with db.writer() as conn:
         provider_id = lookups.provider_by_uuid(conn, provider_uuid).id
         class_id = lookups.resource_class_ids(conn, [resource_class])[
@@ -43,3 +45,5 @@ def set_inventory_total(db, provider_uuid, resource_class, total):
         conn.execute(inv.update().where(inv.c.resource_provider_id == provider_id,
                                         inv.c.resource_class_id == class_id)
                      .values(total=total))
+        conn.execute(rp.update().where(rp.c.id == provider_id)
+                     .values(generation=rp.c.generation + 1))

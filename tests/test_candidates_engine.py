@@ -102,7 +102,7 @@ def test_wide_tree_counts_every_mapping(sqlite_env):
 def _combiner(conn, query, version=(1, 39)):
     request = engine.parse_query(
         [tuple(p.split('=', 1)) for p in query.split('&')], version)
-    return combine.Combiner(search.search(conn, request), request,
+    return combine.Combiner(search.Searcher(conn, request).search(), request,
                             parents=lambda roots: {})
 
 
@@ -428,16 +428,20 @@ def test_a_group_no_provider_could_give_hides_later_unknown_names(
     assert 'No such resource class CUSTOM_NOPE' in body['errors'][0]['detail']
 
 
+#: VCPU only in the first tree, MEMORY_MB only in the fourth.
+TREES_APART = [
+    {'name': 'one', 'inventories': {'VCPU': 2}},
+    {'name': 'empty1'}, {'name': 'empty2'},
+    {'name': 'two', 'inventories': {'MEMORY_MB': 512}}]
+
+
 def test_windows_report_unknown_names_like_the_whole_cloud(monkeypatch):
     """Group 1 matches only tree one, group 2 only tree two, and no window
     (two trees, then four) holds both; yet the unknown class of group 3 is
     reported, as the whole-cloud search reports it."""
     env = _env_with()
     try:
-        worlds.load_into_db(env.db, [
-            {'name': 'one', 'inventories': {'VCPU': 2}},
-            {'name': 'empty1'}, {'name': 'empty2'},
-            {'name': 'two', 'inventories': {'MEMORY_MB': 512}}])
+        worlds.load_into_db(env.db, TREES_APART)
         monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
         query = ('resources_A=VCPU:1&resources_B=MEMORY_MB:64'
                  '&resources_C=CUSTOM_NOPE:1&group_policy=none')
@@ -452,6 +456,40 @@ def test_windows_report_unknown_names_like_the_whole_cloud(monkeypatch):
             env, 'resources_A=VCPU:1&resources_B=MEMORY_MB:64'
             '&group_policy=none&limit=1')
         assert body['allocation_requests'] == []
+    finally:
+        env.close()
+
+
+def test_windows_read_the_cloud_only_to_tell_a_later_unknown_name(
+        monkeypatch):
+    """When no window serves every group, the whole cloud is read for a
+    group only if a later group names something unknown: the whole-cloud
+    search would report it unless that group cannot be served anywhere."""
+    env = _env_with()
+    try:
+        worlds.load_into_db(env.db, TREES_APART)
+        monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
+        windows = []
+        real = snapshot.Snapshot.capacities
+
+        def recording(self, rc_ids, root_id=None, window=None, also_ids=()):
+            windows.append(window)
+            return real(self, rc_ids, root_id, window, also_ids)
+
+        monkeypatch.setattr(snapshot.Snapshot, 'capacities', recording)
+        body = worlds.candidates(
+            env, 'resources_A=VCPU:1&resources_B=MEMORY_MB:64'
+            '&group_policy=none&limit=1')
+        assert body['allocation_requests'] == []
+        assert windows and None not in windows
+        # Group B has no provider with the trait anywhere: group C is not
+        # looked at, as in the reference, so its unknown class is not
+        # reported.
+        body = worlds.candidates(
+            env, 'resources_A=VCPU:1&resources_B=MEMORY_MB:64'
+            '&required_B=HW_CPU_X86_AVX2&resources_C=CUSTOM_NOPE:1'
+            '&group_policy=none&limit=1')
+        assert body == {'allocation_requests': [], 'provider_summaries': {}}
     finally:
         env.close()
 

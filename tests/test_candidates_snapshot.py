@@ -12,8 +12,11 @@ import gc
 import pytest
 import sqlalchemy as sa
 
+from placement_lite.db import cloud
 from placement_lite.db import lookups
+from placement_lite.db import scope_reads
 from placement_lite.db import snapshot
+from placement_lite.db import stock
 from placement_lite.db import tables
 from tests import candidate_worlds as worlds
 
@@ -107,11 +110,11 @@ def test_whole_cloud_reads_place_again_only_changed_providers(
 
     monkeypatch.setattr(snapshot.Snapshot, '_places', recording)
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
-    at_rest = snapshot._LAST_CLOUD[environment.db.read_engine]
+    at_rest = cloud._LAST[environment.db.read_engine]
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
     assert placed == [2]
     # Nothing changed: the last read serves as it is.
-    assert snapshot._LAST_CLOUD[environment.db.read_engine] is at_rest
+    assert cloud._LAST[environment.db.read_engine] is at_rest
     _put_inventories(environment, 'cn2', 16, generation=1)
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 16}
     assert placed == [2, 1]
@@ -180,7 +183,7 @@ def test_patched_whole_cloud_reads_answer_as_fresh_ones(environment):
     for change in changes:
         change()
         patched = worlds.candidates(environment, query)
-        for kept in (snapshot._LAST_CLOUD, snapshot._STOCK,
+        for kept in (cloud._LAST, stock._KEPT,
                      snapshot._SHOWN):
             kept.pop(environment.db.read_engine, None)
         assert patched == worlds.candidates(environment, query)
@@ -243,7 +246,7 @@ def test_a_provider_deleted_while_read_is_left_out(environment,
         read = snapshot.Snapshot(conn, names)
         found = read.capacities({vcpu})
         summaries = read.summaries({ids['stays'], ids['goes']})
-    assert found == {vcpu: {ids['stays']: snapshot.Capacity(
+    assert found == {vcpu: {ids['stays']: scope_reads.Capacity(
         ids['stays'], 4, 0, 1, 4, 1)}}
     assert summaries == {ids['stays']: snapshot.ProviderSummary(
         U('stays'), None, U('stays'), {'VCPU': {'capacity': 4, 'used': 0}},

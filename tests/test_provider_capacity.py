@@ -36,6 +36,10 @@ def _inventory(environment, provider_id, class_id, total, reserved=0,
             total=total, reserved=reserved, min_unit=min_unit,
             max_unit=total if max_unit is None else max_unit,
             step_size=step_size, allocation_ratio=allocation_ratio))
+        # As every inventory write must (see tests/generation_guard.py).
+        rp = tables.resource_providers
+        conn.execute(rp.update().where(rp.c.id == provider_id)
+                     .values(generation=rp.c.generation + 1))
 
 
 def _allocation(environment, provider_id, class_id, used,
@@ -129,12 +133,12 @@ def test_delete_removes_inventories_and_links(environment):
     _inventory(environment, provider_id, VCPU, total=8)
     assert environment.request(
         'PUT', '/resource_providers/%s/traits' % COMPUTE,
-        {'traits': ['HW_CPU_X86_AVX'], 'resource_provider_generation': 0},
+        {'traits': ['HW_CPU_X86_AVX'], 'resource_provider_generation': 1},
         version='1.23')[0] == 200
     assert environment.request(
         'PUT', '/resource_providers/%s/aggregates' % COMPUTE,
         {'aggregates': ['0a000000-0000-4000-8000-00000000000a'],
-         'resource_provider_generation': 1}, version='1.23')[0] == 200
+         'resource_provider_generation': 2}, version='1.23')[0] == 200
 
     status, _headers, _body = environment.request(
         'DELETE', '/resource_providers/' + COMPUTE, version='1.23')

@@ -5,6 +5,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
 
 from placement_lite.db import lookups
+from placement_lite.db import providers
 from placement_lite.db import tables
 
 aggregates = tables.placement_aggregates
@@ -46,7 +47,29 @@ def ensure_aggregates(conn, uuids):
     return aggregate_ids(conn, uuids)
 
 
-def set_provider_aggregates(conn, provider_id, wanted_ids):
-    """Make the provider a member of exactly the aggregates ``wanted_ids``."""
-    lookups.replace_provider_links(conn, links, links.c.aggregate_id,
-                                   provider_id, wanted_ids)
+def set_provider_aggregates(conn, provider_id, expected_generation,
+                            aggregate_uuids):
+    """Make the provider a member of exactly ``aggregate_uuids`` (creating
+    the aggregates not seen before); the new generation, or None when it
+    was not bumped.
+
+    With ``expected_generation`` the generation is bumped from it (raising
+    providers.GenerationChanged when it moved), even when the membership
+    does not change. With None (before microversion 1.19) it is left
+    alone, as the reference leaves it, and the provider's row is only
+    locked: nothing kept between requests depends on membership (the
+    candidates engine reads it per request), so no cache goes stale.
+    Either way the provider is held first, so a concurrent writer of the
+    same provider waits for this transaction instead of colliding on the
+    membership rows.
+    """
+    if expected_generation is None:
+        providers.lock_provider(conn, provider_id)
+        new_generation = None
+    else:
+        new_generation = providers.bump_generation_or_raise(
+            conn, provider_id, expected_generation)
+    ids = ensure_aggregates(conn, aggregate_uuids)
+    providers.replace_links(conn, links, links.c.aggregate_id, provider_id,
+                            ids.values())
+    return new_generation

@@ -1,5 +1,5 @@
-"""Small named queries every resource needs: providers by uuid, generation
-bumps, and name-to-id lookups for resource classes and traits.
+"""Small named queries every resource needs: providers by uuid and
+name-to-id lookups for resource classes and traits. Nothing here writes.
 
 Each function takes an open connection (inside the caller's transaction) and
 returns plain values or ``Row`` objects; none of them knows HTTP.
@@ -34,23 +34,6 @@ def provider_by_uuid(conn, uuid):
     return conn.execute(query).first()
 
 
-def bump_provider_generation(conn, provider_id, expected_generation):
-    """Compare-and-increment a provider's generation.
-
-    Returns the new generation, or None when the stored generation is not
-    ``expected_generation`` (another writer got there first): the caller
-    answers 409 ``placement.concurrent_update`` and its transaction rolls
-    back.
-    """
-    result = conn.execute(
-        rp.update()
-        .where(rp.c.id == provider_id, rp.c.generation == expected_generation)
-        .values(generation=expected_generation + 1, updated_at=utcnow()))
-    if result.rowcount != 1:
-        return None
-    return expected_generation + 1
-
-
 # Built once: these run on nearly every request.
 _CLASS_IDS = sa.select(rc.c.name, rc.c.id).where(
     rc.c.name.in_(sa.bindparam('names', expanding=True)))
@@ -83,24 +66,3 @@ def trait_ids(conn, names):
         return {}
     return dict(conn.execute(_TRAIT_IDS,
                              {'names': sorted(set(names))}).all())
-
-
-def replace_provider_links(conn, link_table, column, provider_id, wanted_ids):
-    """Make a provider's rows in ``link_table`` (its traits or aggregates)
-    name exactly ``wanted_ids`` in ``column``, touching only what changes."""
-    wanted_ids = set(wanted_ids)
-    current = set(conn.execute(
-        sa.select(column)
-        .where(link_table.c.resource_provider_id == provider_id)).scalars())
-    stale = current - wanted_ids
-    if stale:
-        conn.execute(link_table.delete().where(
-            link_table.c.resource_provider_id == provider_id,
-            column.in_(sorted(stale))))
-    added = wanted_ids - current
-    if added:
-        now = utcnow()
-        conn.execute(link_table.insert(), [
-            {'resource_provider_id': provider_id, column.name: linked_id,
-             'created_at': now}
-            for linked_id in sorted(added)])

@@ -2,7 +2,7 @@
 
 import sqlalchemy as sa
 
-from placement_lite.db import lookups
+from placement_lite.db import providers
 from placement_lite.db import tables
 
 traits = tables.traits
@@ -40,7 +40,19 @@ def trait_ids_of(conn, provider_id):
         .where(links.c.resource_provider_id == provider_id)).scalars())
 
 
-def set_provider_traits(conn, provider_id, wanted_ids):
-    """Give the provider exactly the traits ``wanted_ids``."""
-    lookups.replace_provider_links(conn, links, links.c.trait_id,
-                                   provider_id, wanted_ids)
+def set_provider_traits(conn, provider_id, expected_generation, wanted_ids):
+    """Give the provider exactly the traits ``wanted_ids``; the provider's
+    generation afterwards.
+
+    Only a change bumps the generation (from ``expected_generation``,
+    raising providers.GenerationChanged when it moved), before the links
+    are touched: a concurrent writer of the same provider then waits for
+    this transaction and fails its own compare-and-bump.
+    """
+    if set(wanted_ids) == trait_ids_of(conn, provider_id):
+        return expected_generation
+    new_generation = providers.bump_generation_or_raise(
+        conn, provider_id, expected_generation)
+    providers.replace_links(conn, links, links.c.trait_id, provider_id,
+                            wanted_ids)
+    return new_generation

@@ -19,6 +19,12 @@ class DuplicateProvider(Exception):
         self.column = column
 
 
+class GenerationChanged(Exception):
+    """A compare-and-bump found another generation than the one expected:
+    another writer changed the provider first. The caller answers 409
+    ``placement.concurrent_update``; its transaction rolls back."""
+
+
 class StillReferenced(Exception):
     """A provider row could not be deleted: something (a child created
     meanwhile) still refers to it."""
@@ -93,6 +99,60 @@ def update_provider(conn, provider_id, **values):
         if column is None:
             raise
         raise DuplicateProvider(column)
+
+
+def bump_generation(conn, provider_id, expected_generation):
+    """Compare-and-increment a provider's generation; the new generation,
+    or None when the stored one is not ``expected_generation``.
+
+    The update holds the provider's row until the transaction ends, so
+    concurrent writers of one provider queue here and then fail their own
+    compare-and-bump.
+    """
+    result = conn.execute(
+        rp.update()
+        .where(rp.c.id == provider_id, rp.c.generation == expected_generation)
+        .values(generation=expected_generation + 1,
+                updated_at=lookups.utcnow()))
+    if result.rowcount != 1:
+        return None
+    return expected_generation + 1
+
+
+def bump_generation_or_raise(conn, provider_id, expected_generation):
+    """bump_generation, raising GenerationChanged instead of None.
+
+    Every write of what a provider has (inventories, traits) goes through
+    this first: per-process caches keep a provider's stock while its
+    generation is unchanged (see db.stock), so a write that does not bump
+    it would leave them stale.
+    """
+    new_generation = bump_generation(conn, provider_id, expected_generation)
+    if new_generation is None:
+        raise GenerationChanged()
+    return new_generation
+
+
+def replace_links(conn, link_table, column, provider_id, wanted_ids):
+    """Make a provider's rows in ``link_table`` (its traits or aggregates)
+    name exactly ``wanted_ids`` in ``column``, touching only what changes.
+    The caller has bumped or locked the provider."""
+    wanted_ids = set(wanted_ids)
+    current = set(conn.execute(
+        sa.select(column)
+        .where(link_table.c.resource_provider_id == provider_id)).scalars())
+    stale = current - wanted_ids
+    if stale:
+        conn.execute(link_table.delete().where(
+            link_table.c.resource_provider_id == provider_id,
+            column.in_(sorted(stale))))
+    added = wanted_ids - current
+    if added:
+        now = lookups.utcnow()
+        conn.execute(link_table.insert(), [
+            {'resource_provider_id': provider_id, column.name: linked_id,
+             'created_at': now}
+            for linked_id in sorted(added)])
 
 
 def lock_provider(conn, provider_id):

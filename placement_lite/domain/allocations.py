@@ -29,6 +29,7 @@ from placement_lite import errors
 from placement_lite.db import allocations as allocations_db
 from placement_lite.db import consumers as consumers_db
 from placement_lite.db import lookups
+from placement_lite.db import providers as providers_db
 from placement_lite.domain import consumers
 from placement_lite.domain import providers
 
@@ -205,7 +206,7 @@ def replace_allocations(conn, requests, states, wording):
         for claim in claims if claim.used > 0])
 
     for provider_id in provider_ids:
-        if lookups.bump_provider_generation(
+        if providers_db.bump_generation(
                 conn, provider_id, touched[provider_id].generation) is None:
             raise ProviderGenerationChanged(provider_id)
     for uuid in sorted(consumer_uuids):

@@ -1,16 +1,16 @@
 """Provider inventories: read, add, update, replace and delete them.
 
-Every change checks and bumps the provider's generation in the same
-transaction, before it reads or writes inventory rows: the bump locks the
-provider row, so concurrent writers of one provider queue there and then
-fail their own compare-and-bump (409) instead of colliding on rows. A
-refusal found after the bump rolls it back with everything else.
+Every change goes through one write function of ``db.inventories``, which
+checks and bumps the provider's generation in the same transaction before
+it reads or writes inventory rows (see there). A refusal found after the
+bump rolls it back with everything else.
 
 :func:`set_provider_inventories` is the replacement step on its own, for
 callers (the reshaper) that change several providers in one transaction of
 theirs.
 """
 
+import contextlib
 import dataclasses
 import datetime
 import logging
@@ -18,6 +18,7 @@ import logging
 from placement_lite import errors
 from placement_lite.db import inventories as db
 from placement_lite.db import lookups
+from placement_lite.db import providers as providers_db
 from placement_lite.domain import providers
 from placement_lite.domain import resource_classes
 from placement_lite.schemas import common
@@ -100,16 +101,16 @@ def set_provider_inventories(conn, provider, inventories):
     the caller's transaction must then roll back.
     """
     by_id = dict(zip(_class_ids(conn, inventories), inventories))
-    new_generation = _bump(conn, provider.id, provider.generation)
-    existing = db.classes_with_inventory(conn, provider.id)
-    to_delete = existing - by_id.keys()
-    if to_delete:
-        _delete_unused(conn, provider, to_delete)
-    db.insert_inventories(conn, provider.id, {
-        class_id: by_id[class_id].values()
-        for class_id in by_id.keys() - existing})
-    _update_existing(conn, provider, {
-        class_id: by_id[class_id] for class_id in by_id.keys() & existing})
+    try:
+        new_generation = db.replace_inventories(
+            conn, provider.id, provider.generation,
+            {class_id: inventory.values()
+             for class_id, inventory in by_id.items()})
+    except providers_db.GenerationChanged:
+        raise ConcurrentUpdate()
+    except db.InventoryInUse as exc:
+        raise _in_use(conn, provider, exc)
+    _warn_over_capacity(conn, provider, by_id)
     return new_generation
 
 
@@ -151,15 +152,15 @@ def add_inventory(database, uuid, inventory, reserved_may_equal_total):
             raise errors.BadRequest(
                 'Unable to create inventory for resource provider %s: %s'
                 % (uuid, exc))
-        new_generation = _bump_or_conflict(conn, provider,
-                                           'Update conflict: %s')
-        if class_id in db.classes_with_inventory(conn, provider.id):
+        with _concurrent_update_as_conflict('Update conflict: %s'):
+            new_generation = db.add_inventory(
+                conn, provider.id, provider.generation, class_id,
+                inventory.values())
+        if new_generation is None:
             raise errors.Conflict(
                 'Update conflict: the resource provider %s already has '
                 'inventory of class %s' % (uuid, inventory.resource_class),
                 code=errors.CONCURRENT_UPDATE)
-        db.insert_inventories(conn, provider.id,
-                              {class_id: inventory.values()})
         return new_generation
 
 
@@ -167,25 +168,22 @@ def update_inventory(database, uuid, generation, inventory,
                      reserved_may_equal_total):
     """Overwrite the provider's inventory of one class; returns the new generation."""
     with database.writer() as conn:
-        provider = providers.provider_or_404(conn, uuid)
-        _check_generation(provider, generation)
-        try:
-            check_capacity([inventory], uuid, reserved_may_equal_total)
-        except InvalidCapacity as exc:
-            raise errors.BadRequest(
-                'Unable to update inventory for resource provider %s: %s'
-                % (uuid, exc))
+        provider = _provider_to_update(conn, uuid, generation, [inventory],
+                                       reserved_may_equal_total)
         try:
             class_id = _class_ids(conn, [inventory])[0]
         except resource_classes.UnknownResourceClass as exc:
             raise errors.ObjectNotFound(str(exc))
-        new_generation = _bump_or_conflict(conn, provider,
-                                           'update conflict: %s')
-        if not _update_existing(conn, provider, {class_id: inventory}):
+        with _concurrent_update_as_conflict('update conflict: %s'):
+            new_generation = db.update_inventory(
+                conn, provider.id, provider.generation, class_id,
+                inventory.values())
+        if new_generation is None:
             raise errors.BadRequest(
                 'No inventory record with resource class for resource '
                 'provider %s: No inventory of class %s found.'
                 % (uuid, inventory.resource_class))
+        _warn_over_capacity(conn, provider, {class_id: inventory})
         return new_generation
 
 
@@ -193,14 +191,8 @@ def replace_inventories(database, uuid, generation, inventories,
                         reserved_may_equal_total):
     """Make ``inventories`` the provider's whole inventory; returns the new generation."""
     with database.writer() as conn:
-        provider = providers.provider_or_404(conn, uuid)
-        _check_generation(provider, generation)
-        try:
-            check_capacity(inventories, uuid, reserved_may_equal_total)
-        except InvalidCapacity as exc:
-            raise errors.BadRequest(
-                'Unable to update inventory for resource provider %s: %s'
-                % (uuid, exc))
+        provider = _provider_to_update(conn, uuid, generation, inventories,
+                                       reserved_may_equal_total)
         try:
             return set_provider_inventories(conn, provider, inventories)
         except resource_classes.UnknownResourceClass as exc:
@@ -225,16 +217,17 @@ def delete_inventory(database, uuid, resource_class):
                 conn, [resource_class])[resource_class]
         except resource_classes.UnknownResourceClass as exc:
             raise errors.NotFound('%s: %s' % (not_found, exc))
-        _bump_or_conflict(conn, provider, 'Unable to delete inventory of '
-                          'class %s: %%s' % resource_class)
+        conflict = 'Unable to delete inventory of class %s: %%s' % (
+            resource_class)
         try:
-            deleted = _delete_unused(conn, provider, {class_id})
-        except InventoryInUse as exc:
+            with _concurrent_update_as_conflict(conflict):
+                deleted = db.delete_inventory(
+                    conn, provider.id, provider.generation, class_id)
+        except db.InventoryInUse as exc:
             # The reference labels this conflict a concurrent update.
-            raise errors.Conflict(
-                'Unable to delete inventory of class %s: %s'
-                % (resource_class, exc), code=errors.CONCURRENT_UPDATE)
-        if not deleted:
+            raise errors.Conflict(conflict % _in_use(conn, provider, exc),
+                                  code=errors.CONCURRENT_UPDATE)
+        if deleted is None:
             raise errors.NotFound('%s: %s' % (not_found, not_found))
 
 
@@ -260,10 +253,21 @@ def _provider_for_read(conn, uuid):
                                      '%s : %s' % (message, message))
 
 
-def _check_generation(provider, generation):
+def _provider_to_update(conn, uuid, generation, inventories,
+                        reserved_may_equal_total):
+    """The provider ``uuid``, once it is found at ``generation`` and
+    ``inventories`` have a usable capacity (404, 409, 400 otherwise)."""
+    provider = providers.provider_or_404(conn, uuid)
     if provider.generation != generation:
         raise errors.Conflict('resource provider generation conflict',
                               code=errors.CONCURRENT_UPDATE)
+    try:
+        check_capacity(inventories, uuid, reserved_may_equal_total)
+    except InvalidCapacity as exc:
+        raise errors.BadRequest(
+            'Unable to update inventory for resource provider %s: %s'
+            % (uuid, exc))
+    return provider
 
 
 def _class_ids(conn, inventories):
@@ -273,47 +277,29 @@ def _class_ids(conn, inventories):
     return [ids[name] for name in names]
 
 
-def _delete_unused(conn, provider, class_ids):
-    """Delete inventory of ``class_ids``; returns how many rows went.
-
-    Raises InventoryInUse, deleting nothing, if any of them is allocated.
-    """
-    in_use = db.classes_with_allocations(conn, provider.id, class_ids)
-    if in_use:
-        names = lookups.resource_class_names(conn, in_use)
-        raise InventoryInUse([names[class_id] for class_id in in_use],
-                             provider.uuid)
-    return db.delete_inventories(conn, provider.id, class_ids)
+def _in_use(conn, provider, exc):
+    """InventoryInUse naming the classes of ``exc`` (a db.InventoryInUse)."""
+    names = lookups.resource_class_names(conn, exc.class_ids)
+    return InventoryInUse([names[class_id] for class_id in exc.class_ids],
+                          provider.uuid)
 
 
-def _update_existing(conn, provider, inventories_by_class_id):
-    """Overwrite existing rows; False if one was missing.
-
-    Shrinking an inventory below what is allocated is allowed, as in the
-    reference: the provider is then over capacity, which is logged.
-    """
+def _warn_over_capacity(conn, provider, inventories_by_class_id):
+    """Log the classes whose new inventory is below what is allocated:
+    allowed, as in the reference, but the provider is then over
+    capacity."""
     used = db.used_amounts(conn, provider.id, inventories_by_class_id.keys())
     for class_id, inventory in inventories_by_class_id.items():
         if used.get(class_id, 0) > inventory.capacity:
             LOG.warning('Resource provider %s is now over-capacity for %s',
                         provider.uuid, inventory.resource_class)
-        if not db.update_inventory(conn, provider.id, class_id,
-                                   inventory.values()):
-            return False
-    return True
 
 
-def _bump(conn, provider_id, generation):
-    new_generation = lookups.bump_provider_generation(conn, provider_id,
-                                                      generation)
-    if new_generation is None:
-        raise ConcurrentUpdate()
-    return new_generation
-
-
-def _bump_or_conflict(conn, provider, message_format):
+@contextlib.contextmanager
+def _concurrent_update_as_conflict(message_format):
+    """A moved generation as a 409 worded ``message_format``."""
     try:
-        return _bump(conn, provider.id, provider.generation)
-    except ConcurrentUpdate as exc:
-        raise errors.Conflict(message_format % exc,
+        yield
+    except providers_db.GenerationChanged:
+        raise errors.Conflict(message_format % ConcurrentUpdate(),
                               code=errors.CONCURRENT_UPDATE)

@@ -1,7 +1,6 @@
 """The aggregates a resource provider is a member of."""
 
 from placement_lite.db import aggregates as aggregates_db
-from placement_lite.db import lookups
 from placement_lite.db import providers as providers_db
 from placement_lite.domain import providers
 
@@ -24,19 +23,11 @@ def set_aggregates(db, uuid, aggregate_uuids, generation=None):
     """
     with db.writer() as conn:
         provider = providers.provider_or_404(conn, uuid)
-        # Bump (or lock) the provider first: a concurrent writer of the same
-        # provider then waits for this transaction instead of colliding on
-        # the membership rows.
-        if generation is None:
-            providers_db.lock_provider(conn, provider.id)
-            new_generation = provider.generation
-        else:
-            if provider.generation != generation:
-                raise providers.generation_conflict()
-            new_generation = lookups.bump_provider_generation(
-                conn, provider.id, generation)
-            if new_generation is None:
-                raise providers.generation_conflict()
-        ids = aggregates_db.ensure_aggregates(conn, aggregate_uuids)
-        aggregates_db.set_provider_aggregates(conn, provider.id, ids.values())
-        return new_generation
+        if generation is not None and provider.generation != generation:
+            raise providers.generation_conflict()
+        try:
+            new_generation = aggregates_db.set_provider_aggregates(
+                conn, provider.id, generation, aggregate_uuids)
+        except providers_db.GenerationChanged:
+            raise providers.generation_conflict()
+        return provider.generation if generation is None else new_generation

@@ -1,7 +1,7 @@
 """The traits a resource provider has."""
 
 from placement_lite import errors
-from placement_lite.db import lookups
+from placement_lite.db import providers as providers_db
 from placement_lite.db import provider_traits as traits_db
 from placement_lite.domain import providers
 
@@ -19,21 +19,13 @@ def get_traits(db, uuid):
 
 
 def _replace_traits(conn, provider, trait_ids):
-    """Set the provider's traits; bump its generation if they change.
-
-    The generation is bumped before the links are touched, so that a
-    concurrent writer of the same provider waits for this transaction and
-    then fails its own compare-and-bump with a 409. Returns the provider's
-    generation afterwards.
-    """
-    if set(trait_ids) == traits_db.trait_ids_of(conn, provider.id):
-        return provider.generation
-    new_generation = lookups.bump_provider_generation(
-        conn, provider.id, provider.generation)
-    if new_generation is None:
+    """Set the provider's traits (bumping its generation if they change);
+    its generation afterwards."""
+    try:
+        return traits_db.set_provider_traits(conn, provider.id,
+                                             provider.generation, trait_ids)
+    except providers_db.GenerationChanged:
         raise errors.Conflict(_CONCURRENT, code=errors.CONCURRENT_UPDATE)
-    traits_db.set_provider_traits(conn, provider.id, trait_ids)
-    return new_generation
 
 
 def set_traits(db, uuid, names, generation):

@@ -1,7 +1,8 @@
 """The allocation-candidates engine.
 
     query pairs --request.parse_query--> CandidateRequest
-                --search.search--------> who can serve each group, per anchor
+                --search.Searcher------> who can serve each group, per anchor,
+                                         window by window
                 --combine.Combiner-----> allocation requests, lazily
                 --find_candidates------> the first N, and the summaries of
                                          the trees they touch
@@ -19,6 +20,7 @@ import itertools
 import random
 
 from placement_lite.db import candidates as db
+from placement_lite.db import snapshot
 from placement_lite.engine import combine
 from placement_lite.engine import search
 from placement_lite.engine.request import parse_query  # noqa: F401
@@ -47,6 +49,11 @@ def find_candidates(database, conf, request, nested_aware=True):
     resources from two providers of one tree are then left out, and
     summaries only show providers that give resources.
 
+    With a bound (``limit`` or max_allocation_candidates) from 1.29, trees
+    are searched in windows and the candidates spread over as many trees
+    as can serve (see _spread); otherwise the whole cloud is searched as
+    one window and its candidates taken in strategy order.
+
     Read from the replica when there is one: a claim made from a stale
     candidate is checked against the primary and refused, never applied.
     """
@@ -56,89 +63,87 @@ def find_candidates(database, conf, request, nested_aware=True):
     rng = random.Random() if placement.randomize_allocation_candidates else (
         None)
     shuffle = rng.shuffle if rng else None
+    spread = bound is not None and nested_aware
     with database.replica_reader() as conn:
-        if bound is not None and nested_aware:
-            return _find_spread(conn, request, bound, strategy, rng)
         try:
-            found = search.search(conn, request)
+            searcher = search.Searcher(conn, request)
+            searched = _searched(
+                searcher, request,
+                _windows(conn, bound, rng) if spread else (None,),
+                nested_aware, shuffle)
+            if spread:
+                chosen, roots = _spread(searched, bound, strategy)
+                shown = None
+            else:
+                chosen, roots, shown = _in_strategy_order(
+                    conn, searched, bound, strategy, nested_aware)
+            if not searcher.all_groups_reached:
+                searcher.check_unreached_names()
+                return EMPTY
         except search.NoCandidates:
             return EMPTY
-        if not found.anchors:
-            return EMPTY
-        combiner = combine.Combiner(
-            found, request, parents=found.snapshot.parents,
-            nested_aware=nested_aware, shuffle=shuffle)
-        generated = combiner.generate(strategy)
-        chosen = list(itertools.islice(generated, bound))
         if not chosen:
             return EMPTY
         if shuffle:
             shuffle(chosen)
-        if not nested_aware and db.has_provider_trees(conn):
-            truncated = (bound is not None
-                         and next(generated, None) is not None)
-            shown = _legacy_summary_providers(combiner, chosen, truncated)
-        else:
-            shown = None
-        return _with_summaries(conn, found.snapshot, found.roots, chosen,
-                               shown)
+        return _with_summaries(conn, searcher.snapshot, roots, chosen, shown)
 
 
-def _find_spread(conn, request, bound, strategy, rng):
-    """At most ``bound`` candidates, from as many trees as can serve the
-    request: the first candidate of each tree, tree after tree, until
-    ``bound`` trees gave one; only when fewer can are more taken from
-    them (depth-first: all of the first tree's, then the next's;
-    breadth-first: one more from each in turn).
-
-    Trees are searched in windows (see _windows), so the work follows
-    ``bound``, not the size of the cloud. With ``rng`` (a random.Random)
-    the windows start at a tree picked at random, trees and choices are
-    shuffled within each window, and so is the answer.
-    """
-    shuffle = rng.shuffle if rng else None
-    try:
-        searcher = search.Searcher(conn, request)
-    except search.NoCandidates:
-        return EMPTY
+def _searched(searcher, request, windows, nested_aware, shuffle):
+    """(SearchResult, combine.Combiner) for each of ``windows`` (see
+    _windows) where every group can be served, in turn, lazily: the one
+    driver of windowed and whole-cloud searches. A candidate found in one
+    window is not given again by a later one."""
     seen = set()
+    for window in windows:
+        found = searcher.search(window)
+        if found is not None:
+            yield found, combine.Combiner(
+                found, request, parents=searcher.snapshot.parents,
+                nested_aware=nested_aware, shuffle=shuffle, seen=seen)
+
+
+def _spread(searched, bound, strategy):
+    """(at most ``bound`` candidates, {provider id: root id}), from as many
+    trees as can serve the request: the first candidate of each tree,
+    tree after tree, until ``bound`` trees gave one; only when fewer can
+    are more taken from them (depth-first: all of the first tree's, then
+    the next's; breadth-first: one more from each in turn).
+
+    ``searched`` goes window by window (see _windows), so the work follows
+    ``bound``, not the size of the cloud. With randomized candidates the
+    windows start at a tree picked at random, and trees and choices are
+    shuffled within each window.
+    """
     #: (first candidate, the tree's other candidates, lazily), by tree.
     trees = []
     roots = {}
-    try:
-        for window, cut_from_cloud in _windows(conn, bound, rng):
-            found = searcher.search(window, cut_from_cloud=cut_from_cloud)
-            if found is None:
-                continue
-            roots.update(found.roots)
-            combiner = combine.Combiner(found, request,
-                                        parents=searcher.snapshot.parents,
-                                        shuffle=shuffle, seen=seen)
-            for anchor in combiner.anchors():
-                others = combiner.for_anchor(anchor)
-                first = next(others, None)
-                if first is not None:
-                    trees.append((first, others))
-                    if len(trees) == bound:
-                        break
-            if len(trees) == bound:
-                break
-    except search.NoCandidates:
-        return EMPTY
-    if not searcher.all_groups_reached:
-        # Some group was never searched, so its names were never checked:
-        # the whole-cloud search reports them (or finds nothing either).
-        try:
-            search.search(conn, request)
-        except search.NoCandidates:
-            pass
-        return EMPTY
-    if not trees:
-        return EMPTY
-    chosen = _more_from_each_tree(trees, bound, strategy)
-    if shuffle:
-        shuffle(chosen)
-    return _with_summaries(conn, searcher.snapshot, roots, chosen, None)
+    for found, combiner in searched:
+        roots.update(found.roots)
+        for anchor in combiner.anchors():
+            others = combiner.for_anchor(anchor)
+            first = next(others, None)
+            if first is not None:
+                trees.append((first, others))
+                if len(trees) == bound:
+                    return _more_from_each_tree(trees, bound, strategy), roots
+    return _more_from_each_tree(trees, bound, strategy), roots
+
+
+def _in_strategy_order(conn, searched, bound, strategy, nested_aware):
+    """(the first ``bound`` candidates in ``strategy`` order, {provider id:
+    root id}, the providers summaries show or None for all) from
+    ``searched``, the whole cloud as one window."""
+    for found, combiner in searched:
+        generated = combiner.generate(strategy)
+        chosen = list(itertools.islice(generated, bound))
+        shown = None
+        if chosen and not nested_aware and db.has_provider_trees(conn):
+            truncated = (bound is not None
+                         and next(generated, None) is not None)
+            shown = _legacy_summary_providers(combiner, chosen, truncated)
+        return chosen, found.roots, shown
+    return [], {}, None
 
 
 def _more_from_each_tree(trees, bound, strategy):
@@ -160,14 +165,11 @@ def _more_from_each_tree(trees, bound, strategy):
 
 
 def _windows(conn, bound, rng):
-    """(window, cut_from_cloud) pairs: the trees to search in turn, at
-    first ``max(2 * bound, WINDOW_MIN)`` of them, twice as many each time.
-
-    A window is an inclusive range of root ids, or None for the whole
-    cloud (when one window holds every tree: the unscoped queries search
-    it faster). ``cut_from_cloud`` marks a window holding half the cloud
-    or more: it is cut out of a read of the whole cloud, which the process
-    keeps between requests. With ``rng``, windows start at a tree picked
+    """The windows of trees to search in turn (snapshot.Window), at first
+    ``max(2 * bound, WINDOW_MIN)`` trees, twice as many each time; None
+    for the whole cloud, when one window holds every tree (the unscoped
+    queries search it faster). A window holding half the cloud or more is
+    marked ``most_of_cloud``. With ``rng``, windows start at a tree picked
     at random and wrap around, so every tree is as likely to be searched
     first.
     """
@@ -187,13 +189,13 @@ def _windows(conn, bound, rng):
                 break
             if searched == 0 and window.is_final and before is None and (
                     after is None):
-                yield None, False
+                yield None
                 return
             if total is None:
                 half = window.is_final and window.trees >= searched
             else:
                 half = 2 * window.trees >= total
-            yield (window.first, window.last), half
+            yield snapshot.Window(window.first, window.last, half)
             after = window.last
             searched += window.trees
             size *= 2

@@ -25,7 +25,6 @@ Rules, as the reference applies them:
 """
 
 import dataclasses
-import weakref
 
 from placement_lite import errors
 from placement_lite.db import candidates as db
@@ -61,7 +60,7 @@ class GroupChoices:
 @dataclasses.dataclass
 class SearchResult:
     groups: list
-    #: {rc id: {provider id: snapshot.Capacity}}
+    #: {rc id: {provider id: scope_reads.Capacity}}
     capacities: dict
     #: {provider id: root id} for every provider offered.
     roots: dict
@@ -77,28 +76,22 @@ class SearchResult:
         return self.roots[provider_id]
 
 
-def search(conn, request):
-    """Search every group of ``request`` over the whole cloud; raises
-    NoCandidates when one cannot be served (later groups are then not
-    looked at, as in the reference, so their unknown names go unnoticed)."""
-    return Searcher(conn, request).search()
-
-
 class Searcher:
     """Searches the groups of one request, over the whole cloud or over
-    windows of trees (a window is an inclusive range of root ids).
+    windows of trees (snapshot.Window).
 
     Names, aggregates and trait filters of a group are resolved the first
-    time the group is reached and kept for later windows, so a name is
-    reported exactly when the whole-cloud search would report it: a group
-    is reached in a window only if every earlier group matched there.
+    time the group is reached and kept for later windows. A group is
+    reached in a window only if every earlier group matched there; when
+    some group is never reached, check_unreached_names reports an unknown
+    name exactly when the whole-cloud search would (which stops at the
+    first group that cannot be served anywhere, as the reference does, so
+    later groups' unknown names go unnoticed).
     """
 
     def __init__(self, conn, request):
-        self.conn = conn
         groups = list(request.groups.values())
-        #: The names the request uses, looked up once (db.Known).
-        self.known = db.read_known(
+        known = db.read_known(
             conn,
             {name for group in groups for name in group.resources},
             set().union(request.root_required, request.root_forbidden,
@@ -109,49 +102,42 @@ class Searcher:
                         *(uuids for group in groups
                           for uuids in group.member_of)),
             {group.in_tree for group in groups if group.in_tree})
-        self.allowed_anchors = _allowed_anchors(conn, request, self.known)
-        #: {id: name} of every resource class (and its inverse below);
-        #: the providers sharing their inventory; {class id: the most one
-        #: provider could give} for the classes asked for.
-        self.class_names = self.known.class_names
-        self.sharing = self.known.sharing
-        self.largest = self.known.largest
-        self.class_ids = {name: id_ for id_, name in self.class_names.items()}
+        class_ids = {name: id_ for id_, name in known.class_names.items()}
+        self.names = _Names(
+            conn, known, class_ids,
+            _allowed_anchors(conn, request, known),
+            {in_tree: {class_ids[name] for group in groups
+                       if group.in_tree == in_tree
+                       for name in group.resources if name in class_ids}
+             for in_tree in {group.in_tree for group in groups}})
         #: What the providers searched have and use.
-        self.snapshot = snapshot.Snapshot(conn, self.class_names)
-        self._groups = [
-            _GroupSearch(conn, group, self) for group in groups]
-        #: The window being searched (None: the whole cloud), and whether
-        #: it is cut out of a read of the whole cloud.
-        self.window = None
-        self.cut_from_cloud = False
-        self._inventories = {}
-        #: {sharing provider id: anchors in the current window}.
-        self.anchors_of_sharing = {}
+        self.snapshot = snapshot.Snapshot(conn, known.class_names)
+        self._groups = [_GroupSearch(group, self.names) for group in groups]
         #: How many groups (in order) have been searched at least once.
         self.groups_reached = 0
+        #: Indexes of the groups that could be served in some window.
+        self._served_somewhere = set()
 
     @property
     def all_groups_reached(self):
         return self.groups_reached == len(self._groups)
 
-    def search(self, window=None, cut_from_cloud=False):
-        """The SearchResult for ``window`` (None: the whole cloud); see
-        Snapshot.capacities for ``cut_from_cloud``.
+    def search(self, window=None):
+        """The SearchResult for ``window`` (a snapshot.Window; None: the
+        whole cloud).
 
         Raises NoCandidates when a group cannot be served anywhere; in a
         window, returns None when some group cannot be served there."""
-        self.window = window
-        self.cut_from_cloud = cut_from_cloud
-        self._inventories = {}
-        self.anchors_of_sharing = {}
+        in_window = _InWindow(self.names, self.snapshot, window)
         capacities = {}
         roots = {}
         groups = []
         for index, searcher in enumerate(self._groups):
             self.groups_reached = max(self.groups_reached, index + 1)
-            choices = searcher.run()
-            if not choices.by_anchor:
+            choices = searcher.run(in_window)
+            if choices.by_anchor:
+                self._served_somewhere.add(index)
+            else:
                 if window is None:
                     raise NoCandidates()
                 return None
@@ -162,23 +148,110 @@ class Searcher:
                              for provider_id, capacity in capable.items())
             roots.update(searcher.resourceless_roots)
         anchors = set.intersection(*(set(g.by_anchor) for g in groups))
-        return SearchResult(groups, capacities, roots, self.sharing,
-                            self.class_names, sorted(anchors), self.snapshot)
+        return SearchResult(groups, capacities, roots, self.names.sharing,
+                            self.names.class_names, sorted(anchors),
+                            self.snapshot)
+
+
+    def check_unreached_names(self):
+        """After every window was searched without reaching every group:
+        raise the 400 (an unknown name) the whole-cloud search would
+        raise, if any; it looks at a group only while every earlier group
+        can be served somewhere.
+
+        Groups are resolved in order (cheap: names and filters, no
+        capacities), which raises what resolving them raises. A group
+        never served in the windows it was searched in may still be
+        served where an earlier group failed; only when a later group has
+        an unknown name is it searched over the whole cloud to decide."""
+        for index, group in enumerate(self._groups):
+            group.resolve()
+            if not any(later.has_unknown_names()
+                       for later in self._groups[index + 1:]):
+                return
+            if index not in self._served_somewhere and not group.run(
+                    _InWindow(self.names, self.snapshot, None)).by_anchor:
+                return
+
+
+@dataclasses.dataclass(frozen=True)
+class _Names:
+    """What every group of one request looks up: the names it uses and
+    the providers they stand for, read once."""
+
+    conn: object
+    #: db.Known.
+    known: object
+    #: {resource class name: id} of every class.
+    class_ids: dict
+    #: Root ids allowed by root_required (None: all).
+    allowed_anchors: object
+    #: {in_tree uuid (or None): ids of the known classes the groups with
+    #: that in_tree ask for}.
+    classes_by_tree: dict
+
+    @property
+    def class_names(self):
+        return self.known.class_names
+
+    @property
+    def sharing(self):
+        """The providers sharing their inventory."""
+        return self.known.sharing
+
+    @property
+    def largest(self):
+        """{class id: the most one provider could give}."""
+        return self.known.largest
+
+
+class _InWindow:
+    """The search of one window (a snapshot.Window; None: the whole
+    cloud): what its groups read there, read once per window."""
+
+    def __init__(self, names, providers_read, window):
+        self.names = names
+        self.snapshot = providers_read
+        self.window = window
+        self._inventories = {}
+        #: {sharing provider id: anchors in the window}.
+        self._anchors_of_sharing = {}
 
     def inventories(self, in_tree, tree_root):
-        """{rc id: {provider id: snapshot.Capacity}} in the current window
-        (and tree ``tree_root``) for every known class that groups with
-        this ``in_tree`` ask for, read once per window."""
+        """{rc id: {provider id: scope_reads.Capacity}} in the window (and
+        tree ``tree_root``) for every known class that groups with this
+        ``in_tree`` ask for."""
         if in_tree not in self._inventories:
-            rc_ids = {self.class_ids[name]
-                      for searcher in self._groups
-                      if searcher.group.in_tree == in_tree
-                      for name in searcher.group.resources
-                      if name in self.class_ids}
             self._inventories[in_tree] = self.snapshot.capacities(
-                rc_ids, tree_root, self.window, also_ids=self.sharing,
-                cut_from_cloud=self.cut_from_cloud)
+                self.names.classes_by_tree[in_tree], tree_root, self.window,
+                also_ids=self.names.sharing)
         return self._inventories[in_tree]
+
+    def sharing_anchors(self, provider_ids):
+        """{sharing provider id: anchors in the window}, queried once per
+        provider."""
+        known = self._anchors_of_sharing
+        missing = [p for p in provider_ids if p not in known]
+        if missing:
+            window = self.window
+            found = db.anchors_for_sharing(
+                self.names.conn, missing,
+                None if window is None else (window.first, window.last))
+            for provider_id in missing:
+                known[provider_id] = found.get(provider_id, set())
+        return {p: known[p] for p in provider_ids}
+
+    def with_allowed_anchors(self, pairs):
+        """The (provider, anchor) ``pairs`` whose anchor is in the window
+        and allowed by root_required. (Comprehensions: a call per pair
+        costs more than the test.)"""
+        if self.window is not None:
+            first, last = self.window.first, self.window.last
+            pairs = [(p, a) for p, a in pairs if first <= a <= last]
+        allowed = self.names.allowed_anchors
+        if allowed is not None:
+            pairs = [(p, a) for p, a in pairs if a in allowed]
+        return pairs
 
 
 def _allowed_anchors(conn, request, known):
@@ -218,38 +291,29 @@ class _Filters:
 
 
 class _GroupSearch:
-    def __init__(self, conn, group, searcher):
-        self.conn = conn
+    def __init__(self, group, names):
         self.group = group
-        # Weak: the searcher owns its groups, and a strong reference back
-        # would make a cycle that only the garbage collector frees, keeping
-        # every capacity the request read alive until it runs.
-        self.searcher = weakref.proxy(searcher)
-        self.allowed_anchors = searcher.allowed_anchors
-        self.sharing = searcher.sharing
+        self.names = names
+        self.conn = names.conn
+        self.sharing = names.sharing
         self._filters = None
         self._resourceless = None
         self.by_class = {}
         self.resourceless_roots = {}
 
-    @property
-    def window(self):
-        return self.searcher.window
-
-    def run(self):
-        """Who can serve the group under the anchors of the searcher's
-        current window."""
+    def run(self, in_window):
+        """Who can serve the group under the anchors of ``in_window`` (an
+        _InWindow)."""
         group = self.group
-        filters = self._resolve()
+        filters = self.resolve()
         amounts = filters.amounts
-        largest = self.searcher.largest
+        largest = self.names.largest
         if any(amount > largest.get(rc_id, 0)
                for rc_id, amount in amounts.items()):
             # No provider anywhere could give that much, used or not.
             raise NoCandidates()
         by_class = self.by_class = {}
-        inventories = self.searcher.inventories(group.in_tree,
-                                                filters.tree_root)
+        inventories = in_window.inventories(group.in_tree, filters.tree_root)
         for rc_id, amount in amounts.items():
             capable = snapshot.able_to_give(inventories[rc_id], amount)
             if not capable:
@@ -257,12 +321,24 @@ class _GroupSearch:
             by_class[rc_id] = capable
         if group.use_same_provider:
             return GroupChoices(group.suffix, amounts,
-                                self._single_provider_choices(filters))
-        by_anchor = self._spread_choices(filters)
+                                self._single_provider_choices(filters,
+                                                              in_window))
+        by_anchor = self._spread_choices(filters, in_window)
         return GroupChoices(group.suffix, amounts, by_anchor,
                             filters.required, filters.trait_owners)
 
-    def _resolve(self):
+    def has_unknown_names(self):
+        """Whether resolving the group may raise a 400: it names a
+        resource class or a trait that does not exist."""
+        group = self.group
+        known = self.names.known
+        return (any(name not in self.names.class_ids
+                    for name in group.resources)
+                or any(name not in known.trait_ids
+                       for name in set().union(group.forbidden_traits,
+                                               *group.required_traits)))
+
+    def resolve(self):
         """The group's names and filters, looked up once, in the
         reference's order: classes, aggregates, traits, tree; an unknown
         name is a 400, an unmatched filter means no candidates at all."""
@@ -270,7 +346,7 @@ class _GroupSearch:
             return self._filters
         group = self.group
         conn = self.conn
-        known = self.searcher.known
+        known = self.names.known
         amounts = self._class_amounts()
         in_aggregates = None
         if group.member_of:
@@ -303,7 +379,7 @@ class _GroupSearch:
 
     def _class_amounts(self):
         names = self.group.resources
-        found = self.searcher.class_ids
+        found = self.names.class_ids
         amounts = {}
         for name, amount in names.items():
             if name not in found:
@@ -313,30 +389,7 @@ class _GroupSearch:
             amounts[found[name]] = amount
         return amounts
 
-    def _with_allowed_anchors(self, pairs):
-        """The (provider, anchor) ``pairs`` whose anchor is in the current
-        window and allowed by root_required. (Comprehensions: a call per
-        pair costs more than the test.)"""
-        if self.window is not None:
-            first, last = self.window
-            pairs = [(p, a) for p, a in pairs if first <= a <= last]
-        if self.allowed_anchors is not None:
-            allowed = self.allowed_anchors
-            pairs = [(p, a) for p, a in pairs if a in allowed]
-        return pairs
-
-    def _sharing_anchors(self, provider_ids):
-        """{sharing provider id: anchors in the window}, queried once per
-        provider and window."""
-        known = self.searcher.anchors_of_sharing
-        missing = [p for p in provider_ids if p not in known]
-        if missing:
-            found = db.anchors_for_sharing(self.conn, missing, self.window)
-            for provider_id in missing:
-                known[provider_id] = found.get(provider_id, set())
-        return {p: known[p] for p in provider_ids}
-
-    def _single_provider_choices(self, filters):
+    def _single_provider_choices(self, filters, in_window):
         by_class = self.by_class
         if filters.amounts:
             providers = set.intersection(*(set(c) for c in by_class.values()))
@@ -346,13 +399,13 @@ class _GroupSearch:
         else:
             providers, roots = self._resourceless_providers(filters)
             self.resourceless_roots.update(roots)
-        sharing_here = self._sharing_anchors(
+        sharing_here = in_window.sharing_anchors(
             sorted(providers & self.sharing))
         pairs = [(provider_id, anchor) for provider_id in sorted(providers)
                  for anchor in ({roots[provider_id]}
                                 | sharing_here.get(provider_id, set()))]
         by_anchor = {}
-        for provider_id, anchor in self._with_allowed_anchors(pairs):
+        for provider_id, anchor in in_window.with_allowed_anchors(pairs):
             by_anchor.setdefault(anchor, []).append(provider_id)
         return by_anchor
 
@@ -379,11 +432,12 @@ class _GroupSearch:
                                   db.roots_of(self.conn, providers))
         return self._resourceless
 
-    def _spread_choices(self, filters):
+    def _spread_choices(self, filters, in_window):
         amounts = filters.amounts
         per_class = []
         for rc_id in amounts:
-            pairs = self._class_pairs(self.by_class[rc_id], filters)
+            pairs = self._class_pairs(self.by_class[rc_id], filters,
+                                      in_window)
             per_class.append((rc_id, pairs))
         common = set.intersection(*({anchor for _p, anchor in pairs}
                                     for _rc, pairs in per_class))
@@ -407,7 +461,7 @@ class _GroupSearch:
             viable[anchor] = choices
         return viable
 
-    def _class_pairs(self, capable, filters):
+    def _class_pairs(self, capable, filters, in_window):
         """(provider, anchor) pairs that may give one class to the
         unsuffixed group: providers of the anchor's tree, and sharing
         providers of the trees they serve (not with in_tree)."""
@@ -420,11 +474,11 @@ class _GroupSearch:
             shared = set(capable) & self.sharing
             if in_aggregates is not None:
                 shared &= in_aggregates
-            for provider_id, anchors in self._sharing_anchors(
+            for provider_id, anchors in in_window.sharing_anchors(
                     sorted(shared - bad_traits)).items():
                 pairs.extend((provider_id, anchor) for anchor in anchors
                              if anchor != capable[provider_id].root_id)
-        pairs = self._with_allowed_anchors(pairs)
+        pairs = in_window.with_allowed_anchors(pairs)
         if in_aggregates is not None:
             pairs = [(p, a) for p, a in pairs
                      if p in in_aggregates or a in in_aggregates]

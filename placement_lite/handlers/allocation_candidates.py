@@ -1,5 +1,8 @@
 """GET /allocation_candidates (from 1.10): where could this request go?"""
 
+import json
+import typing
+
 from placement_lite import engine
 from placement_lite import microversion
 from placement_lite import requestlog
@@ -29,88 +32,128 @@ class AllocationCandidates:
 
 
 def render(found, request, version):
-    """The response body for ``version``, as JSON bytes."""
+    """The response body for ``version``, as JSON bytes: the bytes
+    json.dumps would give (the reference's), made from the candidates'
+    fixed shape without building the body as dicts first, which costs
+    more than the output."""
+    shape = _Shape(
+        None if version >= (1, 27) else request.requested_resource_classes,
+        version >= (1, 17), version >= (1, 29))
     return b''.join((
-        b'{"allocation_requests": ',
-        util.plain_strings_json(_allocation_requests(found, version)),
-        b', "provider_summaries": ',
-        _summaries_json(found.provider_summaries, request, version),
-        b'}'))
+        b'{"allocation_requests": [',
+        _allocation_requests(found, version).encode(),
+        b'], "provider_summaries": {',
+        b', '.join([_rendered(summary, shape)
+                    for summary in found.provider_summaries.values()]),
+        b'}}'))
+
+
+class _Shape(typing.NamedTuple):
+    """How provider summaries show a provider at one microversion."""
+
+    #: Only these resource classes (the requested ones, before 1.27); None:
+    #: all of them.
+    requested: typing.Optional[set]
+    #: Its traits (from 1.17).
+    traits: bool
+    #: Its parent and root (from 1.29).
+    tree: bool
+
+
+#: One string as json.dumps writes it: quoted, escaped, ASCII only.
+_quote = json.encoder.encode_basestring_ascii
+
+
+def _object(members):
+    """A JSON object from its ``"name": value`` members, spaced as
+    json.dumps spaces it."""
+    return '{%s}' % ', '.join(members)
 
 
 def _allocation_requests(found, version):
-    """A list of allocations before 1.12, a dict by uuid from 1.12;
-    mappings from 1.34."""
+    """The allocation requests, comma-separated: a list of allocations
+    before 1.12, a dict by uuid from 1.12; mappings from 1.34."""
     uuids = found.uuids
-    chosen = found.allocation_requests
+    quoted = {p: _quote(uuid) for p, uuid in uuids.items()}
+    # An answer repeats few amounts and suffixes: each is written once.
+    amounts = _Once(lambda items: _object(['%s: %d' % (_quote(name), amount)
+                                           for name, amount in items]))
+    suffixes = _Once(_quote)
     if version < (1, 12):
-        return [
-            {'allocations': [
-                {'resource_provider': {'uuid': uuids[p]}, 'resources': r}
-                for p, r in c.allocations.items()]}
-            for c in chosen]
-    requests = [
-        {'allocations': {uuids[p]: {'resources': r}
-                         for p, r in c.allocations.items()}}
-        for c in chosen]
-    if version >= (1, 34):
-        for body, c in zip(requests, chosen):
-            body['mappings'] = {suffix: sorted([uuids[p] for p in ps])
-                                for suffix, ps in c.mappings.items()}
-    return requests
+        return ', '.join(
+            '{"allocations": [%s]}' % ', '.join([
+                '{"resource_provider": {"uuid": %s}, "resources": %s}'
+                % (quoted[p], amounts[tuple(r.items())])
+                for p, r in c.allocations.items()])
+            for c in found.allocation_requests)
+    with_mappings = version >= (1, 34)
+    requests = []
+    for c in found.allocation_requests:
+        allocations = _object([
+            '%s: {"resources": %s}' % (quoted[p], amounts[tuple(r.items())])
+            for p, r in c.allocations.items()])
+        if with_mappings:
+            mappings = _object([
+                '%s: [%s]' % (suffixes[suffix], ', '.join([
+                    quoted[p] for p in sorted(ps, key=uuids.__getitem__)]))
+                for suffix, ps in c.mappings.items()])
+            requests.append('{"allocations": %s, "mappings": %s}'
+                            % (allocations, mappings))
+        else:
+            requests.append('{"allocations": %s}' % allocations)
+    return ', '.join(requests)
 
 
-#: {provider uuid: (snapshot.ProviderSummary, its member of the 1.29+
-#: provider_summaries object as JSON bytes)}, per process. The engine
-#: hands out the same summary object while the provider is unchanged, so
-#: most members of one answer are made again for the next.
-_RENDERED = {}
-#: _RENDERED is emptied when it reaches this many providers.
-_RENDERED_LIMIT = 200_000
+class _Once(dict):
+    """{value: its JSON}, each made once with ``write(value)``."""
+
+    def __init__(self, write):
+        super().__init__()
+        self.write = write
+
+    def __missing__(self, value):
+        written = self[value] = self.write(value)
+        return written
 
 
-def _summaries_json(summaries, request, version):
-    """The provider_summaries object as JSON bytes."""
-    if version < (1, 29):
-        return util.plain_strings_json(_summaries(summaries, request,
-                                                  version))
-    if len(_RENDERED) >= _RENDERED_LIMIT:
-        _RENDERED.clear()
-    members = []
-    for summary in summaries.values():
-        kept = _RENDERED.get(summary.uuid)
-        if kept is None or kept[0] is not summary:
-            kept = _RENDERED[summary.uuid] = (summary, _member(summary))
-        members.append(kept[1])
-    return b'{' + b', '.join(members) + b'}'
+def _resources(resources):
+    """{class name: {'capacity': c, 'used': u}} as JSON."""
+    return _object(['%s: {"capacity": %d, "used": %d}'
+                    % (_quote(name), usage['capacity'], usage['used'])
+                    for name, usage in resources.items()])
 
 
-def _member(summary):
-    """``"uuid": {...}``: one provider in the 1.29+ shape."""
-    return util.plain_strings_json({summary.uuid: {
-        'resources': summary.resources,
-        'traits': summary.trait_names,
-        'parent_provider_uuid': summary.parent_uuid,
-        'root_provider_uuid': summary.root_uuid}})[1:-1]
+def _rendered(summary, shape):
+    """``"uuid": {...}``: one provider in ``shape``, as JSON bytes, kept on
+    the summary: the engine hands out the same summary while the provider
+    is unchanged, so most members of one answer are made again for the
+    next. (Not before 1.27, whose shape follows the request.)"""
+    if shape.requested is not None:
+        return _member(summary, shape)
+    kept = summary.rendered
+    if kept is None:
+        kept = summary.rendered = {}
+    member = kept.get(shape)
+    if member is None:
+        member = kept[shape] = _member(summary, shape)
+    return member
 
 
-def _summaries(summaries, request, version):
-    """Before 1.29: only requested classes before 1.27; traits from
-    1.17."""
-    requested = request.requested_resource_classes
-    all_classes = version >= (1, 27)
-    with_traits = version >= (1, 17)
-    body = {}
-    for summary in summaries.values():
-        shown = summary.resources
-        if not all_classes:
-            shown = {name: usage for name, usage in shown.items()
-                     if name in requested}
-        entry = {'resources': shown}
-        if with_traits:
-            entry['traits'] = summary.trait_names
-        body[summary.uuid] = entry
-    return body
+def _member(summary, shape):
+    resources = summary.resources
+    if shape.requested is not None:
+        resources = {name: usage for name, usage in resources.items()
+                     if name in shape.requested}
+    shown = ['"resources": ' + _resources(resources)]
+    if shape.traits:
+        shown.append('"traits": [%s]' % ', '.join(
+            map(_quote, summary.trait_names)))
+    if shape.tree:
+        shown.append('"parent_provider_uuid": ' + (
+            'null' if summary.parent_uuid is None
+            else _quote(summary.parent_uuid)))
+        shown.append('"root_provider_uuid": ' + _quote(summary.root_uuid))
+    return ('%s: %s' % (_quote(summary.uuid), _object(shown))).encode()
 
 
 ROUTES = [('/allocation_candidates', AllocationCandidates())]

@@ -1,0 +1,171 @@
+"""The read of the whole cloud, made from the last one in the process.
+
+It reads the state of every provider and every allocation each as one
+text value, a line per row. When both texts equal the last ones, the cloud
+is at rest and the last read serves as it is, with the capacities it
+built. Otherwise the lines are compared as sets: only the providers whose
+state line changed are placed again (and the index of who holds each
+class is patched for them), and usage is patched by the allocation lines
+gone and new.
+"""
+
+import functools
+import weakref
+
+import sqlalchemy as sa
+
+from placement_lite.db import scope_reads
+from placement_lite.db import tables
+
+rp = tables.resource_providers
+alloc = tables.allocations
+
+#: {engine: CloudRead}: the last read of the whole cloud, per process. The
+#: next one starts from it and places again only the providers whose state
+#: row changed (see CloudRead.patched).
+_LAST = weakref.WeakKeyDictionary()
+
+
+def read(conn, place):
+    """The CloudRead of the whole cloud: the last one made in this
+    process, patched (see CloudRead.patched); ``place(rows)`` places the
+    providers whose state changed (see stock.places)."""
+    state, usage = conn.execute(
+        _query(scope_reads.ids_reused(conn))).one()
+    last = _LAST.get(conn.engine) or _nothing_read()
+    made = _LAST[conn.engine] = last.patched(_Lines(state), _Lines(usage),
+                                             place)
+    return made
+
+
+class CloudRead(scope_reads.Read):
+    """A Read of the whole cloud, with the state and usage it was made of
+    (as _Lines), from which the next one is patched."""
+
+    __slots__ = ('state', 'usage')
+
+    def __init__(self, providers, used, holders, state, usage):
+        super().__init__(providers, used, holders)
+        self.state = state
+        self.usage = usage
+
+    def patched(self, state, usage, place):
+        """This read of the whole cloud brought up to ``state`` and
+        ``usage`` (the _Lines just read): the providers whose state line is
+        new are placed with ``place(rows)`` (see stock.places), those
+        whose line is gone are dropped, and every other provider stays as
+        it was, with its holdings; usage is patched by the allocation lines
+        gone and new. In a cloud taking claims, each claim changes the
+        lines of the few providers and allocations it touches, so a patch
+        costs little more than comparing the lines; in a cloud at rest,
+        only comparing the two texts."""
+        gone_lines, new_lines = state.changes_since(self.state)
+        gone_usage, new_usage = usage.changes_since(self.usage)
+        if not (gone_lines or new_lines or gone_usage or new_usage):
+            return self
+        # With the same providers, the same holders serve.
+        providers = self.providers
+        holders = self.holders_by_class
+        if gone_lines or new_lines:
+            gone = {int(line.split(' ', 1)[0]) for line in gone_lines}
+            providers = dict(providers)
+            for provider_id in gone:
+                providers.pop(provider_id, None)
+            placed = (place(sorted(map(_state_row, new_lines)))
+                      if new_lines else {})
+            providers.update(placed)
+            patched_holders = {}
+            # A copy: another thread may be indexing a class of this read.
+            for rc_id, held in list(holders.items()):
+                held = patched_holders[rc_id] = dict(held)
+                for provider_id in gone:
+                    held.pop(provider_id, None)
+            scope_reads.index(placed, patched_holders)
+            holders = patched_holders
+        used = self.used
+        if gone_usage or new_usage:
+            used = _patched_usage(used, gone_usage, new_usage)
+        return CloudRead(providers, used, holders, state, usage)
+
+
+def _nothing_read():
+    """What the first whole-cloud read of a process patches."""
+    return CloudRead({}, {}, None, _Lines(''), _Lines(''))
+
+
+def _state_row(line):
+    """(id, parent id, root id, generation, identity) from a state line;
+    an empty identity (SQLite: no creation time) is None."""
+    id_, parent_id, root_id, generation, identity = line.split(' ', 4)
+    return (int(id_), int(parent_id) if parent_id else None, int(root_id),
+            int(generation), identity or None)
+
+
+def _patched_usage(used, gone_lines, new_lines):
+    """``used`` ({provider id: {rc id: amount}}) less the allocation lines
+    gone, plus those new; a new dict, sharing the unchanged providers'."""
+    used = dict(used)
+    changed = {}
+    for lines, sign in ((gone_lines, -1), (new_lines, 1)):
+        for line in lines:
+            _id, provider_id, rc_id, amount = map(int, line.split(' '))
+            if provider_id not in changed:
+                changed[provider_id] = dict(used.get(provider_id, ()))
+            classes = changed[provider_id]
+            classes[rc_id] = classes.get(rc_id, 0) + sign * amount
+    for provider_id, classes in changed.items():
+        classes = {rc_id: amount for rc_id, amount in classes.items()
+                   if amount}
+        if classes:
+            used[provider_id] = classes
+        else:
+            used.pop(provider_id, None)
+    return used
+
+
+class _Lines:
+    """A table read as one text value, one line per row (see
+    _query): compared whole with the last read of the same table,
+    which is cheap, and as a set of lines only when it differs."""
+
+    __slots__ = ('text', '_lines')
+
+    def __init__(self, text):
+        self.text = text or ''
+        self._lines = None
+
+    @property
+    def lines(self):
+        if self._lines is None:
+            self._lines = (frozenset(self.text.split('\n')) if self.text
+                           else frozenset())
+        return self._lines
+
+    def changes_since(self, last):
+        """(lines gone, lines new) since the ``last`` read."""
+        if self.text == last.text:
+            return frozenset(), frozenset()
+        return last.lines - self.lines, self.lines - last.lines
+
+
+def _text_lines(*columns):
+    """An aggregate of ``columns`` as text: one line per row, the values
+    separated by spaces, NULL as an empty value. (Comparing one text with
+    the last read is far cheaper than making and comparing a tuple per
+    row.)"""
+    line = None
+    for column in columns:
+        value = sa.func.coalesce(sa.cast(column, sa.Text), '')
+        line = value if line is None else line.concat(' ').concat(value)
+    return sa.select(sa.func.aggregate_strings(line, '\n')).scalar_subquery()
+
+
+@functools.cache
+def _query(ids_reused):
+    """The state of every provider and every allocation, as two text
+    values (see _Lines)."""
+    return sa.select(
+        _text_lines(rp.c.id, rp.c.parent_provider_id, rp.c.root_provider_id,
+                    rp.c.generation, scope_reads.identity(ids_reused)),
+        _text_lines(alloc.c.id, alloc.c.resource_provider_id,
+                    alloc.c.resource_class_id, alloc.c.used))

@@ -1,0 +1,161 @@
+"""A guard, installed for every test (see conftest.py): a transaction that
+writes what a provider has must bump that provider's generation.
+
+Each process keeps every provider's stock (its inventories and traits)
+while the provider's generation is unchanged (placement_lite.db.stock), so
+a write of those rows that leaves the generation alone leaves candidates
+stale in long-running processes. The db write functions bump it
+themselves; this guard catches any other path (a new route, an admin
+command, a test helper) that forgets to.
+
+Rule, checked when a transaction commits: every provider whose rows in a
+table of STOCK_TABLES were inserted, updated or deleted must, in the same
+transaction, have had its generation changed, or have been created or
+deleted (a new provider has no kept stock; a deleted one is never looked
+up again).
+
+Aggregate membership is deliberately not guarded: before microversion
+1.19 the reference changes it without bumping the generation, and
+placement_lite does the same. That is safe only because nothing kept
+between requests depends on membership (the candidates engine reads it per
+request); a cache that ever keeps it must key on something else, or the
+unversioned write must start bumping and the table join STOCK_TABLES.
+"""
+
+import weakref
+
+import sqlalchemy as sa
+from sqlalchemy import event
+
+#: The tables whose rows make up a provider's kept stock.
+STOCK_TABLES = frozenset({'inventories', 'resource_provider_traits'})
+PROVIDERS = 'resource_providers'
+#: {Connection: _Transaction} of the transactions under way. (Not in
+#: Connection.info: that reaches for the database connection, which a
+#: rollback after a lost connection must not.)
+_OPEN = weakref.WeakKeyDictionary()
+
+
+class UnbumpedWrite(AssertionError):
+    """A transaction wrote a provider's stock without bumping its
+    generation."""
+
+
+#: Messages of every UnbumpedWrite raised in this process, for tests whose
+#: app turned the exception into a 500 (see conftest.py).
+caught = []
+
+
+def install():
+    """Watch every engine of the process (idempotent)."""
+    engine = sa.engine.Engine
+    for name, listener in (('begin', _reset), ('rollback', _reset),
+                           ('before_execute', _before_execute),
+                           ('after_execute', _after_execute),
+                           ('commit', _check)):
+        if not event.contains(engine, name, listener):
+            event.listen(engine, name, listener)
+
+
+class _Transaction:
+    """What one transaction wrote and which providers' generations it
+    changed."""
+
+    def __init__(self):
+        #: {provider id: name of a stock table written}
+        self.written = {}
+        #: Providers created, deleted or whose generation changed.
+        self.accounted = set()
+        #: {statement: rows read before it ran} for after_execute.
+        self.before = {}
+
+
+def _state(conn):
+    state = _OPEN.get(conn)
+    if state is None:
+        state = _OPEN[conn] = _Transaction()
+    return state
+
+
+def _reset(conn):
+    _OPEN.pop(conn, None)
+
+
+def _table_of(statement):
+    if isinstance(statement, (sa.Insert, sa.Update, sa.Delete)):
+        return statement.table.name
+    return None
+
+
+def _matching(conn, statement, columns, params):
+    """Rows of ``columns`` that the where clause of the update or delete
+    ``statement`` matches now."""
+    query = sa.select(*columns)
+    if statement.whereclause is not None:
+        query = query.where(statement.whereclause)
+    else:
+        query = query.select_from(statement.table)
+    return conn.execute(query, params).all()
+
+
+def _before_execute(conn, statement, multiparams, params,
+                    execution_options):
+    table = _table_of(statement)
+    if table is None or isinstance(statement, sa.Insert):
+        return
+    params = multiparams[0] if len(multiparams) == 1 else params
+    columns = statement.table.c
+    if table in STOCK_TABLES:
+        rows = _matching(conn, statement, [columns.resource_provider_id],
+                         params)
+    elif table == PROVIDERS:
+        rows = _matching(conn, statement, [columns.id, columns.generation],
+                         params)
+    else:
+        return
+    _state(conn).before[statement] = rows
+
+
+def _after_execute(conn, statement, multiparams, params, execution_options,
+                   result):
+    table = _table_of(statement)
+    if table not in STOCK_TABLES and table != PROVIDERS:
+        return
+    state = _state(conn)
+    before = state.before.pop(statement, [])
+    if table in STOCK_TABLES:
+        if isinstance(statement, sa.Insert):
+            ids = [row['resource_provider_id']
+                   for row in result.context.compiled_parameters]
+        else:
+            ids = [provider_id for provider_id, in before]
+        for provider_id in ids:
+            state.written.setdefault(provider_id, table)
+    elif isinstance(statement, sa.Insert):
+        state.accounted.update(
+            row[0] for row in result.inserted_primary_key_rows)
+    elif isinstance(statement, sa.Delete):
+        state.accounted.update(provider_id for provider_id, _g in before)
+    elif before:
+        rp = statement.table
+        now = dict(conn.execute(
+            sa.select(rp.c.id, rp.c.generation)
+            .where(rp.c.id.in_([provider_id for provider_id, _g in before])))
+            .all())
+        state.accounted.update(provider_id for provider_id, generation
+                               in before if now.get(provider_id) != generation)
+
+
+def _check(conn):
+    state = _OPEN.pop(conn, None)
+    if state is None:
+        return
+    unbumped = sorted(set(state.written) - state.accounted)
+    if unbumped:
+        message = ('rows of %s written without bumping the generation of '
+                   'provider(s) %s in the same transaction' % (
+                       ', '.join(sorted({state.written[p]
+                                         for p in unbumped})),
+                       ', '.join(map(str, unbumped))))
+        caught.append(message)
+        raise UnbumpedWrite(message)
