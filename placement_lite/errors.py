@@ -228,6 +228,9 @@ def render(status, detail, environ, code=None):
         return 'application/json', json.dumps(error_document(
             status, detail_text(status, detail, environ), environ, code))
     page = webob.exc.status_map[status](detail=bounded(detail))
+    # The reference's pages name a missing content type "None" (the 415
+    # page quotes it), as the JSON detail does.
+    environ = dict(environ, CONTENT_TYPE=str(environ.get('CONTENT_TYPE')))
     if chosen == 'text/html':
         return 'text/html; charset=UTF-8', page.html_body(environ)
     return 'text/plain; charset=UTF-8', page.plain_body(environ)

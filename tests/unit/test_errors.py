@@ -50,3 +50,15 @@ def test_error_document_defaults_the_code():
     environ = {errors.MICROVERSION_ENVIRON: _version('1.39')}
     document = errors.error_document(400, 'd', environ)
     assert document['errors'][0]['code'] == 'placement.undefined_code'
+
+
+def test_plain_text_415_names_a_missing_content_type_none():
+    """webob's page, as the reference's: a request without Content-Type
+    is "media type None" there too (found by tests/differential)."""
+    assert errors.render(
+        415, 'The media type None is not supported, use application/json',
+        {'REQUEST_METHOD': 'PUT', 'HTTP_ACCEPT': 'text/plain'}) == (
+        'text/plain; charset=UTF-8',
+        '415 Unsupported Media Type\n\nThe request media type None is not '
+        'supported by this server. \n\n The media type None is not '
+        'supported, use application/json')
