@@ -227,6 +227,17 @@ def usages_grouping_on_postgresql(case):
             and case.lite['status'] == 200)
 
 
+def forbidden_trait_names_on_postgresql(case):
+    """"Forbidden traits of a group served by several providers of a
+    tree": the reference compares trait ids with trait names, which
+    PostgreSQL refuses (a 500); placement_lite answers."""
+    return (case.route == '/allocation_candidates'
+            and case.backend == 'postgresql'
+            and case.reference['status'] == 500
+            and 'rptt_forbidden' in (case.error_detail(case.reference) or '')
+            and case.lite['status'] == 200)
+
+
 LISTED = {
     'candidate-order': (candidate_order, 'Candidate order'),
     'sharing-unsuffixed': (sharing_serves_unsuffixed_group,
@@ -243,6 +254,9 @@ LISTED = {
     'usages-postgresql': (usages_grouping_on_postgresql,
                           'GET /usages from microversion 1.38 on '
                           'PostgreSQL'),
+    'forbidden-trait-names': (forbidden_trait_names_on_postgresql,
+                              'Forbidden traits of a group served by '
+                              'several providers of a tree'),
 }
 
 
