@@ -59,42 +59,38 @@ class Checks(upgradecheck.UpgradeCommands):
             'the database yet; the service adds them when it starts.'
             % (len(classes), len(traits)))
 
-    def _count(self, count_rows):
+    def _rows(self, count_rows, code, message):
+        """SUCCESS when ``count_rows`` counts none, else ``code`` with
+        ``message`` % the count."""
         with self.db.reader() as conn:
-            return count_rows(conn)
+            count = count_rows(conn)
+        if not count:
+            return SUCCESS
+        return upgradecheck.Result(code, message % count)
 
     @_needs_schema
     def _root_providers(self):
-        missing = self._count(health.providers_without_root)
-        if not missing:
-            return SUCCESS
-        return upgradecheck.Result(
-            upgradecheck.Code.FAILURE,
+        return self._rows(
+            health.providers_without_root, upgradecheck.Code.FAILURE,
             '%d resource providers have no root provider id. Run the '
             'reference\'s "placement-manage db online_data_migrations" '
-            'before switching.' % missing)
+            'before switching.')
 
     @_needs_schema
     def _incomplete_consumers(self):
-        missing = self._count(health.consumers_missing_for_allocations)
-        if not missing:
-            return SUCCESS
-        return upgradecheck.Result(
+        return self._rows(
+            health.consumers_missing_for_allocations,
             upgradecheck.Code.WARNING,
             '%d consumers hold allocations but have no consumer record '
             '(no project, user or generation). Run the reference\'s '
-            '"placement-manage db online_data_migrations" to create them.'
-            % missing)
+            '"placement-manage db online_data_migrations" to create them.')
 
     @_needs_schema
     def _empty_consumers(self):
-        empty = self._count(health.consumers_without_allocations)
-        if not empty:
-            return SUCCESS
-        return upgradecheck.Result(
-            upgradecheck.Code.WARNING,
+        return self._rows(
+            health.consumers_without_allocations, upgradecheck.Code.WARNING,
             '%d consumers hold no allocation; the API removes a consumer '
-            'with its last allocation, so something else left them.' % empty)
+            'with its last allocation, so something else left them.')
 
     def _policy_file(self):
         return common_checks.check_policy_json(self, self.conf)
