@@ -5,7 +5,7 @@ placement.conf (``[DEFAULT] debug``, ``log_file``, ``log_dir``,
 A request's line says who asked what and how it went::
 
     127.0.0.1 "GET /allocation_candidates?resources=VCPU:1" status: 200
-    len: 5120 microversion: 1.39 time: 12.3 ms candidates: 8
+    len: 5120 microversion: 1.39 time: 12.3 ms candidates: 8 trees: 8
 
 and, through oslo.log's context format, carries the request id and the
 global request id, as every other line logged while the request runs.
@@ -20,7 +20,8 @@ from oslo_middleware import request_id
 
 LOG = logging.getLogger(__name__)
 
-#: Where the allocation candidates handler leaves how many it returned.
+#: Where the allocation candidates handler leaves (candidates returned,
+#: trees searched).
 CANDIDATES = 'placement_lite.candidates'
 _CANDIDATES_PATH = '/allocation_candidates'
 
@@ -72,7 +73,7 @@ class RequestLog:
             _uri(environ), answer.get('status', '-'),
             headers.get('content-length', '-'), version, seconds * 1000)
         if CANDIDATES in environ:
-            line += ' candidates: %d' % environ[CANDIDATES]
+            line += ' candidates: %d trees: %d' % environ[CANDIDATES]
         LOG.info(line)
         if (environ.get('PATH_INFO') == _CANDIDATES_PATH
                 and 0 < self.slow_after < seconds):

@@ -39,7 +39,7 @@ def test_each_request_is_one_line(environment, logged):
                             'microversion: - time: T ms')
     assert candidates == (
         '- "GET /allocation_candidates?resources=VCPU:1" status: 200 '
-        'len: 53 microversion: 1.39 time: T ms candidates: 0')
+        'len: 53 microversion: 1.39 time: T ms candidates: 0 trees: 0')
 
 
 def test_candidates_found_are_counted(environment, logged):
@@ -54,7 +54,7 @@ def test_candidates_found_are_counted(environment, logged):
     environment.request('GET', '/allocation_candidates?resources=VCPU:1')
 
     [line] = _request_lines(logged)
-    assert line.endswith(' candidates: 1')
+    assert line.endswith(' candidates: 1 trees: 1')
 
 
 def test_a_slow_candidates_request_is_a_warning(backend, logged):

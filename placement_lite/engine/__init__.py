@@ -35,6 +35,9 @@ class Candidates:
     #: {provider id: snapshot.ProviderSummary} of the providers to show,
     #: in provider id order.
     provider_summaries: dict
+    #: How many trees had a provider for some group, in the windows
+    #: searched (what the request log reports as trees searched).
+    trees: int = 0
 
 
 EMPTY = Candidates([], {}, {})
@@ -224,7 +227,8 @@ def _with_summaries(conn, providers_read, roots, chosen, shown):
     if shown is not None:
         summaries = {p: summary for p, summary in summaries.items()
                      if p in shown}
-    return Candidates(chosen, uuids, summaries)
+    return Candidates(chosen, uuids, summaries,
+                      trees=len(set(roots.values())))
 
 
 def _legacy_summary_providers(combiner, chosen, truncated):

@@ -26,7 +26,8 @@ class AllocationCandidates:
         found = engine.find_candidates(
             req.placement.db, req.placement.conf, request,
             nested_aware=version >= (1, 29))
-        req.env[requestlog.CANDIDATES] = len(found.allocation_requests)
+        req.env[requestlog.CANDIDATES] = (len(found.allocation_requests),
+                                          found.trees)
         util.render_json_bytes(resp, render(found, request, version))
         util.set_last_modified(req, resp, None)
 
