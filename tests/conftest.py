@@ -1,7 +1,9 @@
 """pytest options shared by the whole suite.
 
-By default every database-backed test runs on SQLite and on PostgreSQL;
-``--backend sqlite`` (or ``postgresql``) narrows that while developing.
+By default every database-backed test runs on SQLite and on PostgreSQL,
+and the tests marked ``mysql`` (a module's ``pytestmark``) on MariaDB too;
+``--backend sqlite`` (or ``postgresql``, ``mysql``) narrows that while
+developing.
 """
 
 import pytest
@@ -15,10 +17,25 @@ def pytest_addoption(parser):
                           '(default: all of them)')
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        'markers', 'mysql: run on MariaDB too (the backend fixture gets '
+                   "'mysql' as well as 'sqlite' and 'postgresql')")
+
+
+def backends_of(config, node):
+    """The backends a test (``node``) runs on: those selected, without
+    MariaDB unless the test is marked ``mysql``."""
+    backends = config.getoption('backend') or harness.BACKENDS
+    if node.get_closest_marker('mysql') is None:
+        backends = [name for name in backends if name != 'mysql']
+    return backends
+
+
 def pytest_generate_tests(metafunc):
     if 'backend' in metafunc.fixturenames:
-        backends = metafunc.config.getoption('backend') or harness.BACKENDS
-        metafunc.parametrize('backend', backends)
+        metafunc.parametrize('backend',
+                             backends_of(metafunc.config, metafunc.definition))
 
 
 @pytest.fixture

@@ -21,6 +21,23 @@ REFERENCE_HEAD = 'a082b8bb98d0'
 REFERENCE_VERSION_TABLE = 'alembic_version'
 
 
+#: The collation of the tables on MariaDB and on MySQL: binary and NO PAD,
+#: so that names compare as on PostgreSQL and SQLite (case, accents and
+#: trailing spaces count).
+MYSQL_COLLATIONS = {'mariadb': 'utf8mb4_nopad_bin', 'mysql': 'utf8mb4_0900_bin'}
+
+
+def mysql_table_options(dialect):
+    """The options migrations create tables with: on MySQL and MariaDB,
+    InnoDB and 4-byte UTF-8 (see MYSQL_COLLATIONS), whatever the
+    database's defaults; nothing elsewhere."""
+    if dialect.name != 'mysql':
+        return {}
+    return {'mysql_engine': 'InnoDB', 'mysql_charset': 'utf8mb4',
+            'mysql_collate': MYSQL_COLLATIONS[
+                'mariadb' if dialect.is_mariadb else 'mysql']}
+
+
 def _timestamps():
     return [
         sa.Column('created_at', sa.DateTime, nullable=True),
@@ -90,6 +107,8 @@ def largest_unit(inventory):
 
 #: Finds, by one index probe per class, the largest amount any provider
 #: could give of a class: a request asking more finds nothing at once.
+#: Not on MySQL/MariaDB, which have no index on expressions (see migration
+#: 0003).
 sa.Index('inventories_resource_class_largest_unit_idx',
          inventories.c.resource_class_id, largest_unit(inventories))
 
