@@ -21,6 +21,9 @@ def pytest_configure(config):
     config.addinivalue_line(
         'markers', 'mysql: run on MariaDB too (the backend fixture gets '
                    "'mysql' as well as 'sqlite' and 'postgresql')")
+    config.addinivalue_line(
+        'markers', 'only_backends(*names): run on these backends only '
+                   '(of those selected)')
 
 
 def backends_of(config, node):
@@ -29,6 +32,9 @@ def backends_of(config, node):
     backends = config.getoption('backend') or harness.BACKENDS
     if node.get_closest_marker('mysql') is None:
         backends = [name for name in backends if name != 'mysql']
+    only = node.get_closest_marker('only_backends')
+    if only is not None:
+        backends = [name for name in backends if name in only.args]
     return backends
 
 

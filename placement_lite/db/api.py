@@ -75,6 +75,9 @@ def create_engine(url, max_pool_size=None, max_overflow=None,
     """An engine for ``url``; ``autocommit`` (PostgreSQL only) runs every
     statement in a transaction of its own."""
     url = sa.engine.make_url(url)
+    if url.get_backend_name() == 'mariadb':
+        # The same dialect, named 'mysql' wherever the code asks.
+        url = url.set(drivername='mysql+%s' % url.get_driver_name())
     if url.get_backend_name() == 'sqlite':
         database = url.database
         if database and database != ':memory:':
@@ -233,8 +236,11 @@ class Database:
         until the writer's transaction has ended (a user lock belongs to a
         session, not to a transaction; DDL commits as it goes)."""
         with self.engine.connect() as conn:
-            conn.execute(sa.select(sa.func.get_lock(_MYSQL_STARTUP_LOCK,
-                                                    -1)))
+            # MariaDB has no infinite wait (a negative timeout is NULL,
+            # not the lock): a year; 1 when taken.
+            while conn.execute(sa.select(sa.func.get_lock(
+                    _MYSQL_STARTUP_LOCK, 365 * 86400))).scalar() != 1:
+                time.sleep(1)
             try:
                 yield
             finally:
