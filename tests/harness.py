@@ -35,6 +35,7 @@ import tempfile
 import time
 
 from oslo_config import cfg
+import pymysql
 import sqlalchemy as sa
 
 from placement_lite import app as placement_app
@@ -444,7 +445,6 @@ class MariaDBServer:
         if self._process.poll() is not None:
             raise RuntimeError('mariadbd exited with status %d; see %s'
                                % (self._process.returncode, self.datadir))
-        import pymysql
         try:
             pymysql.connect(unix_socket=self.socket, user='root').close()
         except pymysql.err.OperationalError:

@@ -133,3 +133,45 @@ def test_own_revision_moves_out_of_alembic_version(backend, tmp_path):
                 (tables.REFERENCE_HEAD,)]
     finally:
         db.dispose()
+
+
+@pytest.mark.only_backends('mysql')
+def test_mysql_allocation_ratios_become_the_doubles_the_api_showed(backend):
+    """A database at 0003 on MariaDB holds ratios in single precision (as
+    the reference's does); 0004 makes each the double of the decimal the
+    API showed, so capacities computed in SQL match: 10 x 0.7 is 7."""
+    db = db_api.Database(harness.empty_database_url(backend))
+    try:
+        migrate.upgrade(db, revision='0003')
+        with db.engine.begin() as conn:
+            conn.exec_driver_sql(
+                "INSERT INTO resource_providers (id, uuid, name, generation, "
+                "root_provider_id) VALUES (1, "
+                "'5eed0000-0000-4000-a000-000000000001', 'rp', 1, 1)")
+            conn.exec_driver_sql(
+                'INSERT INTO inventories (resource_provider_id, '
+                'resource_class_id, total, reserved, min_unit, max_unit, '
+                'step_size, allocation_ratio) VALUES '
+                '(1, 0, 10, 0, 1, 10, 1, 0.7), (1, 1, 100, 0, 1, 100, 1, 16.1)')
+            assert conn.exec_driver_sql(
+                'SELECT total * allocation_ratio FROM inventories '
+                'ORDER BY resource_class_id').scalars().all()[0] < 7
+
+        migrate.upgrade(db)
+
+        with db.engine.connect() as conn:
+            assert conn.exec_driver_sql(
+                'SELECT allocation_ratio, total * allocation_ratio '
+                'FROM inventories ORDER BY resource_class_id').all() == [
+                (0.7, 7.0), (16.1, 100 * 16.1)]
+        env = harness.Environment(backend, database_url=db.url)
+        try:
+            status, _headers, body = env.request(
+                'GET', '/allocation_candidates?resources=VCPU:7',
+                version='1.20')
+        finally:
+            env.close()
+        assert status == 200 and len(body['allocation_requests']) == 1
+    finally:
+        db.dispose()
+

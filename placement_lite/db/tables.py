@@ -7,6 +7,7 @@ version table, which is not modelled here.
 """
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
 
 metadata = sa.MetaData()
 
@@ -82,7 +83,10 @@ inventories = sa.Table(
     sa.Column('min_unit', sa.Integer, nullable=False),
     sa.Column('max_unit', sa.Integer, nullable=False),
     sa.Column('step_size', sa.Integer, nullable=False),
-    sa.Column('allocation_ratio', sa.Float, nullable=False),
+    # Double precision everywhere (MySQL's FLOAT is single: migration 0004).
+    sa.Column('allocation_ratio',
+              sa.Float().with_variant(mysql.DOUBLE(), 'mysql'),
+              nullable=False),
     *_timestamps(),
     sa.UniqueConstraint('resource_provider_id', 'resource_class_id',
                         name='uniq_inventories0resource_provider_resource_class'),
