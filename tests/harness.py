@@ -420,7 +420,10 @@ class MariaDBServer:
     def _server_options():
         return ['--innodb-log-file-size=16M', '--innodb-doublewrite=0',
                 '--innodb-flush-log-at-trx-commit=0',
-                '--innodb-buffer-pool-size=64M', '--skip-log-bin', '--innodb-flush-method=nosync']
+                '--innodb-buffer-pool-size=64M', '--skip-log-bin',
+                '--innodb-flush-method=nosync',
+                '--innodb-buffer-pool-dump-at-shutdown=0',
+                '--innodb-buffer-pool-load-at-startup=0']
 
     def start(self):
         log = os.path.join(self.datadir, 'server.log')

@@ -72,7 +72,7 @@ def default_connection_url():
 def create_engine(url, max_pool_size=None, max_overflow=None,
                   pool_timeout=None, pool_recycle=3600, echo=False,
                   autocommit=False):
-    """An engine for ``url``; ``autocommit`` (PostgreSQL only) runs every
+    """An engine for ``url``; ``autocommit`` (PostgreSQL, MySQL) runs every
     statement in a transaction of its own."""
     url = sa.engine.make_url(url)
     if url.get_backend_name() == 'mariadb':
@@ -106,10 +106,17 @@ def create_engine(url, max_pool_size=None, max_overflow=None,
 
 def _mysql_engine_options(url, kwargs):
     """MySQL/MariaDB: 4-byte UTF-8 on the wire unless the URL says
-    otherwise, and READ COMMITTED (see the module's docstring)."""
+    otherwise, and READ COMMITTED (see the module's docstring).
+
+    No ROLLBACK when a connection goes back to the pool: every transaction
+    here has ended by then (committed, or rolled back by its context), and
+    PyMySQL sends a ROLLBACK even when there is nothing to roll back (and
+    in autocommit): one round trip more per request, which fails with a
+    logged traceback on a connection the server has just dropped."""
     if 'charset' not in url.query:
         kwargs['connect_args'] = {'charset': 'utf8mb4'}
     kwargs.setdefault('isolation_level', 'READ COMMITTED')
+    kwargs['pool_reset_on_return'] = None
 
 
 def _check_pooled_connections(engine):

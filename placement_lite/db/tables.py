@@ -25,7 +25,8 @@ REFERENCE_VERSION_TABLE = 'alembic_version'
 #: The collation of the tables on MariaDB and on MySQL: binary and NO PAD,
 #: so that names compare as on PostgreSQL and SQLite (case, accents and
 #: trailing spaces count).
-MYSQL_COLLATIONS = {'mariadb': 'utf8mb4_nopad_bin', 'mysql': 'utf8mb4_0900_bin'}
+MYSQL_COLLATIONS = {'mariadb': 'utf8mb4_nopad_bin',
+                    'mysql': 'utf8mb4_0900_bin'}
 
 
 def mysql_table_options(dialect):
@@ -84,9 +85,8 @@ inventories = sa.Table(
     sa.Column('max_unit', sa.Integer, nullable=False),
     sa.Column('step_size', sa.Integer, nullable=False),
     # Double precision everywhere (MySQL's FLOAT is single: migration 0004).
-    sa.Column('allocation_ratio',
-              sa.Float().with_variant(mysql.DOUBLE(), 'mysql'),
-              nullable=False),
+    sa.Column('allocation_ratio', sa.Float().with_variant(
+        mysql.DOUBLE(asdecimal=False), 'mysql'), nullable=False),
     *_timestamps(),
     sa.UniqueConstraint('resource_provider_id', 'resource_class_id',
                         name='uniq_inventories0resource_provider_resource_class'),
