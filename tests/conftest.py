@@ -1,7 +1,9 @@
 """pytest options shared by the whole suite.
 
-By default every database-backed test runs on SQLite and on PostgreSQL;
-``--backend sqlite`` (or ``postgresql``) narrows that while developing.
+By default every database-backed test runs on SQLite and on PostgreSQL,
+and the tests marked ``mysql`` (a module's ``pytestmark``) on MariaDB too;
+``--backend sqlite`` (or ``postgresql``, ``mysql``) narrows that while
+developing.
 
 Every test runs under the generation guard (tests/generation_guard.py): a
 transaction writing a provider's inventories or traits without bumping its
@@ -22,10 +24,31 @@ def pytest_addoption(parser):
                           '(default: all of them)')
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        'markers', 'mysql: run on MariaDB too (the backend fixture gets '
+                   "'mysql' as well as 'sqlite' and 'postgresql')")
+    config.addinivalue_line(
+        'markers', 'only_backends(*names): run on these backends only '
+                   '(of those selected)')
+
+
+def backends_of(config, node):
+    """The backends a test (``node``) runs on: those selected, without
+    MariaDB unless the test is marked ``mysql``."""
+    backends = config.getoption('backend') or harness.BACKENDS
+    if node.get_closest_marker('mysql') is None:
+        backends = [name for name in backends if name != 'mysql']
+    only = node.get_closest_marker('only_backends')
+    if only is not None:
+        backends = [name for name in backends if name in only.args]
+    return backends
+
+
 def pytest_generate_tests(metafunc):
     if 'backend' in metafunc.fixturenames:
-        backends = metafunc.config.getoption('backend') or harness.BACKENDS
-        metafunc.parametrize('backend', backends)
+        metafunc.parametrize('backend',
+                             backends_of(metafunc.config, metafunc.definition))
 
 
 @pytest.fixture

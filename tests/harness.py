@@ -1,16 +1,24 @@
-"""Test harness: fresh databases on SQLite and PostgreSQL, and apps on them.
+"""Test harness: fresh databases on SQLite, PostgreSQL and MariaDB, and apps
+on them.
 
 Each gabbi file (and each test that asks) gets an :class:`Environment`: a
 new database, migrated and holding the standard names, and the whole WSGI
 application on it. Databases are copied from a per-backend template made once
 per process, so a fresh one costs a file copy (SQLite) or a
-``CREATE DATABASE ... TEMPLATE`` (PostgreSQL).
+``CREATE DATABASE ... TEMPLATE`` (PostgreSQL) or the template's tables
+recreated from their ``SHOW CREATE TABLE`` and their rows copied (MariaDB).
 
 PostgreSQL comes from a throwaway server that this module starts on a free
 port in a temporary directory (as the ``postgres`` user when running as
 root, because PostgreSQL refuses to run as root). When the server binaries
 cannot be found or the server does not start, this raises: the suite fails
-rather than skipping PostgreSQL.
+rather than skipping PostgreSQL. MariaDB likewise comes from a throwaway
+server (:class:`MariaDBServer`, the Debian package's ``mariadbd``), run as
+the ``mysql`` user when running as root.
+
+Tests run on the backends of :data:`BACKENDS` except ``mysql``, which only
+the tests marked ``mysql`` run on (see tests/conftest.py): the gabbi files,
+the conformance ratchet, the concurrency tests and the migrations.
 """
 
 import atexit
@@ -27,6 +35,7 @@ import tempfile
 import time
 
 from oslo_config import cfg
+import pymysql
 import sqlalchemy as sa
 
 from placement_lite import app as placement_app
@@ -35,14 +44,16 @@ from placement_lite.db import api as db_api
 from placement_lite.db import migrate
 from placement_lite.domain import standard_names
 
-BACKENDS = ('sqlite', 'postgresql')
+BACKENDS = ('sqlite', 'postgresql', 'mysql')
 _counter = itertools.count()
 _templates = {}
 #: SQLite test databases live in memory-backed /dev/shm when there is one:
 #: every commit's fsync would otherwise cost tens of milliseconds.
-_workdir = tempfile.mkdtemp(
-    prefix='placement-lite-tests-',
-    dir='/dev/shm' if os.access('/dev/shm', os.W_OK) else None)
+def _fast_dir():
+    return '/dev/shm' if os.access('/dev/shm', os.W_OK) else None
+
+
+_workdir = tempfile.mkdtemp(prefix='placement-lite-tests-', dir=_fast_dir())
 atexit.register(shutil.rmtree, _workdir, True)
 
 
@@ -166,6 +177,9 @@ def fresh_database(backend):
         path = os.path.join(_workdir, name + '.sqlite')
         shutil.copyfile(_templates['sqlite'], path)
         return db_api.Database('sqlite:///' + path)
+    if backend == 'mysql':
+        return db_api.Database(mariadb_server().create_database(
+            name, template=_templates['mysql']))
     return db_api.Database(create_postgres_database(name, migrated=True))
 
 
@@ -187,6 +201,8 @@ def empty_database_url(backend):
     name = 'empty_%d_%d' % (os.getpid(), next(_counter))
     if backend == 'sqlite':
         return 'sqlite:///' + os.path.join(_workdir, name + '.sqlite')
+    if backend == 'mysql':
+        return mariadb_server().create_database(name)
     return create_postgres_database(name)
 
 
@@ -195,6 +211,9 @@ def _make_template(backend):
         path = os.path.join(_workdir, 'template.sqlite')
         db = db_api.Database('sqlite:///' + path)
         template = path
+    elif backend == 'mysql':
+        template = 'template_%d' % os.getpid()
+        db = db_api.Database(mariadb_server().create_database(template))
     else:
         server = postgres_server()
         template = 'template_%d' % os.getpid()
@@ -204,6 +223,8 @@ def _make_template(backend):
     migrate.upgrade(db)
     standard_names.ensure_synced(db)
     db.dispose()
+    if backend == 'mysql':
+        return mariadb_server().template(template)
     return template
 
 
@@ -358,6 +379,165 @@ def _find_postgres_bindir():
         return os.path.dirname(os.path.realpath(found))
     raise RuntimeError('PostgreSQL server binaries (initdb, pg_ctl) not '
                        'found; install them or set PG_BINDIR')
+
+
+class MariaDBServer:
+    """A throwaway MariaDB server in a temporary directory, from the
+    Debian package's binaries (``mariadb-install-db``, ``mariadbd``).
+
+    Anyone connects as root without a password (``--skip-grant-tables``),
+    on 127.0.0.1 at :attr:`port` or at the socket in the data directory.
+    Durability is traded for speed: no doublewrite buffer, no binary log,
+    and commits that do not flush InnoDB's log.
+    """
+
+    def __init__(self):
+        self.bindir, self.install_db = _find_mariadb_binaries()
+        self.datadir = tempfile.mkdtemp(prefix='placement-lite-mariadb-',
+                                        dir=_fast_dir())
+        self.socket = os.path.join(self.datadir, 'mariadb.sock')
+        self.port = _free_port()
+        self.run_as = 'mysql' if os.geteuid() == 0 else None
+        self._process = None
+        self._admin = None
+        if self.run_as:
+            entry = pwd.getpwnam(self.run_as)
+            os.chown(self.datadir, entry.pw_uid, entry.pw_gid)
+        self._run(self.install_db, '--no-defaults',
+                  '--datadir=%s' % self._data(), '--skip-test-db',
+                  '--auth-root-authentication-method=normal',
+                  *self._user(), *self._server_options())
+        self.start()
+        atexit.register(self.destroy)
+
+    def _data(self):
+        return os.path.join(self.datadir, 'data')
+
+    def _user(self):
+        return ['--user=%s' % self.run_as] if self.run_as else []
+
+    @staticmethod
+    def _server_options():
+        return ['--innodb-log-file-size=16M', '--innodb-doublewrite=0',
+                '--innodb-flush-log-at-trx-commit=0',
+                '--innodb-buffer-pool-size=64M', '--skip-log-bin',
+                '--innodb-flush-method=nosync',
+                '--innodb-buffer-pool-dump-at-shutdown=0',
+                '--innodb-buffer-pool-load-at-startup=0']
+
+    def start(self):
+        log = os.path.join(self.datadir, 'server.log')
+        self._process = subprocess.Popen(
+            [os.path.join(self.bindir, 'mariadbd'), '--no-defaults',
+             '--datadir=%s' % self._data(), '--socket=%s' % self.socket,
+             '--port=%d' % self.port, '--bind-address=127.0.0.1',
+             '--pid-file=%s' % os.path.join(self.datadir, 'mariadb.pid'),
+             '--log-error=%s' % log, '--skip-grant-tables',
+             '--max-connections=300', '--character-set-server=utf8mb4',
+             '--collation-server=utf8mb4_bin', *self._user(),
+             *self._server_options()],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd='/')
+        if not wait_for(self._answers, timeout=60):
+            self._process.kill()
+            self._process.wait()
+            with open(log, errors='replace') as handle:
+                tail = handle.read()[-2000:]
+            raise RuntimeError('MariaDB did not start:\n%s' % tail)
+
+    def _answers(self):
+        if self._process.poll() is not None:
+            raise RuntimeError('mariadbd exited with status %d; see %s'
+                               % (self._process.returncode, self.datadir))
+        try:
+            pymysql.connect(unix_socket=self.socket, user='root').close()
+        except pymysql.err.OperationalError:
+            return False
+        return True
+
+    def stop(self, mode='immediate'):
+        """Stop the server (``fast`` shuts it down cleanly, as a restart by
+        an operator does; ``immediate`` kills it, as a crash)."""
+        if self._process is None or self._process.poll() is not None:
+            return
+        if mode == 'immediate':
+            self._process.kill()
+        else:
+            self._process.terminate()
+        self._process.wait(timeout=120)
+
+    def _run(self, program, *args):
+        subprocess.run([program, *args], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       cwd='/')
+
+    def url(self, database):
+        return 'mysql+pymysql://root@127.0.0.1:%d/%s?charset=utf8mb4' % (
+            self.port, database)
+
+    def admin_engine(self):
+        if self._admin is None:
+            self._admin = sa.create_engine(self.url('mysql'),
+                                           isolation_level='AUTOCOMMIT')
+        return self._admin
+
+    def template(self, database):
+        """What :meth:`create_database` copies ``database`` from: its name,
+        its tables' definitions and the names of those holding rows."""
+        with self.admin_engine().connect() as conn:
+            conn.exec_driver_sql('USE %s' % database)
+            tables = conn.exec_driver_sql('SHOW TABLES').scalars().all()
+            definitions = [conn.exec_driver_sql(
+                'SHOW CREATE TABLE %s' % name).one()[1] for name in tables]
+            filled = [name for name in tables if conn.exec_driver_sql(
+                'SELECT 1 FROM %s LIMIT 1' % name).first()]
+        return database, tuple(definitions), tuple(filled)
+
+    def create_database(self, name, template=None):
+        """Create database ``name`` (a copy of a :meth:`template` if
+        given); return its URL."""
+        with self.admin_engine().connect() as conn:
+            conn.exec_driver_sql('CREATE DATABASE %s' % name)
+            if template:
+                source, definitions, filled = template
+                conn.exec_driver_sql('USE %s' % name)
+                conn.exec_driver_sql('SET foreign_key_checks = 0')
+                for definition in definitions:
+                    conn.exec_driver_sql(definition)
+                for table in filled:
+                    conn.exec_driver_sql('INSERT INTO %s SELECT * FROM %s.%s'
+                                         % (table, source, table))
+                conn.exec_driver_sql('SET foreign_key_checks = 1')
+                conn.exec_driver_sql('USE mysql')
+        return self.url(name)
+
+    def destroy(self):
+        """Stop the server and remove its files."""
+        if self._admin is not None:
+            self._admin.dispose()
+        self.stop()
+        shutil.rmtree(self.datadir, ignore_errors=True)
+
+
+_mariadb = None
+
+
+def mariadb_server():
+    global _mariadb
+    if _mariadb is None:
+        _mariadb = MariaDBServer()
+    return _mariadb
+
+
+def _find_mariadb_binaries():
+    """(directory of mariadbd, path of mariadb-install-db)."""
+    server = shutil.which('mariadbd') or shutil.which(
+        'mariadbd', path='/usr/sbin:/usr/local/sbin')
+    install = shutil.which('mariadb-install-db')
+    if not server or not install:
+        raise RuntimeError('MariaDB server binaries (mariadbd, '
+                           'mariadb-install-db) not found; install the '
+                           'Debian package mariadb-server')
+    return os.path.dirname(server), install
 
 
 def _free_port():

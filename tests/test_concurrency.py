@@ -17,9 +17,14 @@ every request and on the whole run). Only 127.0.0.1 is used.
 
 import time
 
+import pytest
+
 from tests import claims
 from tests import harness
 from tests import servers
+
+#: Run on MariaDB too (see tests/conftest.py).
+pytestmark = pytest.mark.mysql
 
 PROCESSES = 4
 CLIENTS = 16

@@ -6,11 +6,15 @@ import sys
 
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+import pytest
 
 from placement_lite.db import api as db_api
 from placement_lite.db import migrate
 from placement_lite.db import tables
 from tests import harness
+
+#: Run on MariaDB too (see tests/conftest.py).
+pytestmark = pytest.mark.mysql
 
 BIN = os.path.dirname(sys.executable)
 
@@ -18,11 +22,7 @@ BIN = os.path.dirname(sys.executable)
 def _empty_database(backend, tmp_path):
     if backend == 'sqlite':
         return db_api.Database('sqlite:///%s' % (tmp_path / 'empty.sqlite'))
-    server = harness.postgres_server()
-    name = 'empty_%d' % abs(hash(str(tmp_path)))
-    with server.admin_engine().connect() as conn:
-        conn.exec_driver_sql('CREATE DATABASE %s' % name)
-    return db_api.Database(server.url(name))
+    return db_api.Database(harness.empty_database_url(backend))
 
 
 #: Indexes on expressions, which autogenerate cannot compare (the database
@@ -42,15 +42,28 @@ def _index_definitions(conn):
     """{index name: its SQL} of the expression indexes, as stored."""
     if conn.dialect.name == 'postgresql':
         query = 'SELECT indexname, indexdef FROM pg_indexes'
+    elif conn.dialect.name == 'mysql':
+        return {}  # no index on expressions (see migration 0003)
     else:
         query = "SELECT name, sql FROM sqlite_master WHERE type = 'index'"
     return {name: definition for name, definition
             in conn.exec_driver_sql(query) if name in EXPRESSION_INDEXES}
 
 
+def _mysql_collations(db):
+    """The collations of the tables placement_lite created (all but the
+    version tables alembic creates)."""
+    with db.engine.connect() as conn:
+        return set(conn.exec_driver_sql(
+            "SELECT table_collation FROM information_schema.tables "
+            "WHERE table_schema = DATABASE() AND table_name NOT IN "
+            "('alembic_version', %s)", (tables.VERSION_TABLE,)).scalars())
+
+
 def test_migrations_create_exactly_the_schema(backend, tmp_path):
     """Upgrading an empty database to head leaves nothing for autogenerate,
-    and creates the expression indexes it cannot compare."""
+    and creates the expression indexes it cannot compare (none on
+    MariaDB); MariaDB's tables compare names byte for byte."""
     db = _empty_database(backend, tmp_path)
     try:
         migrate.upgrade(db)
@@ -62,10 +75,15 @@ def test_migrations_create_exactly_the_schema(backend, tmp_path):
                 tables.metadata)
             definitions = _index_definitions(conn)
         assert differences == []
-        assert set(definitions) == EXPRESSION_INDEXES
-        largest = definitions['inventories_resource_class_largest_unit_idx']
-        assert 'resource_class_id' in largest
-        assert 'CASE' in largest and 'max_unit' in largest
+        if backend == 'mysql':
+            assert definitions == {}
+            assert _mysql_collations(db) == {'utf8mb4_nopad_bin'}
+        else:
+            assert set(definitions) == EXPRESSION_INDEXES
+            largest = definitions[
+                'inventories_resource_class_largest_unit_idx']
+            assert 'resource_class_id' in largest
+            assert 'CASE' in largest and 'max_unit' in largest
         assert migrate.current_revision(db) == migrate.head_revision()
         with db.engine.connect() as conn:
             assert conn.exec_driver_sql(
@@ -115,3 +133,45 @@ def test_own_revision_moves_out_of_alembic_version(backend, tmp_path):
                 (tables.REFERENCE_HEAD,)]
     finally:
         db.dispose()
+
+
+@pytest.mark.only_backends('mysql')
+def test_mysql_allocation_ratios_become_the_doubles_the_api_showed(backend):
+    """A database at 0003 on MariaDB holds ratios in single precision (as
+    the reference's does); 0004 makes each the double of the decimal the
+    API showed, so capacities computed in SQL match: 10 x 0.7 is 7."""
+    db = db_api.Database(harness.empty_database_url(backend))
+    try:
+        migrate.upgrade(db, revision='0003')
+        with db.engine.begin() as conn:
+            conn.exec_driver_sql(
+                "INSERT INTO resource_providers (id, uuid, name, generation, "
+                "root_provider_id) VALUES (1, "
+                "'5eed0000-0000-4000-a000-000000000001', 'rp', 1, 1)")
+            conn.exec_driver_sql(
+                'INSERT INTO inventories (resource_provider_id, '
+                'resource_class_id, total, reserved, min_unit, max_unit, '
+                'step_size, allocation_ratio) VALUES '
+                '(1, 0, 10, 0, 1, 10, 1, 0.7), (1, 1, 100, 0, 1, 100, 1, 16.1)')
+            assert conn.exec_driver_sql(
+                'SELECT total * allocation_ratio FROM inventories '
+                'ORDER BY resource_class_id').scalars().all()[0] < 7
+
+        migrate.upgrade(db)
+
+        with db.engine.connect() as conn:
+            assert conn.exec_driver_sql(
+                'SELECT allocation_ratio, total * allocation_ratio '
+                'FROM inventories ORDER BY resource_class_id').all() == [
+                (0.7, 7.0), (16.1, 100 * 16.1)]
+        env = harness.Environment(backend, database_url=db.url)
+        try:
+            status, _headers, body = env.request(
+                'GET', '/allocation_candidates?resources=VCPU:7',
+                version='1.20')
+        finally:
+            env.close()
+        assert status == 200 and len(body['allocation_requests']) == 1
+    finally:
+        db.dispose()
+

@@ -12,6 +12,9 @@ import pytest
 from tests import fixtures
 from tests import gabbi_runner
 
+#: Run on MariaDB too (see tests/conftest.py).
+pytestmark = pytest.mark.mysql
+
 GABBITS = sorted(glob.glob(os.path.join(
     os.path.dirname(__file__), os.pardir, 'gabbits', '*.yaml')))
 

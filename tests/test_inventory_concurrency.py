@@ -11,6 +11,9 @@ import pytest
 
 from tests import races
 
+#: Run on MariaDB too (see tests/conftest.py).
+pytestmark = pytest.mark.mysql
+
 PROVIDER = '1d000000-0000-4000-8000-000000000001'
 INVENTORIES = '/resource_providers/%s/inventories' % PROVIDER
 WRITERS = 8

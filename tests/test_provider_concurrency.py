@@ -9,6 +9,9 @@ import pytest
 
 from tests import races
 
+#: Run on MariaDB too (see tests/conftest.py).
+pytestmark = pytest.mark.mysql
+
 PROVIDER = '0d000000-0000-4000-8000-000000000001'
 WRITERS = 8
 

@@ -22,6 +22,9 @@ from tests import claims
 from tests import harness
 from tests import servers
 
+#: Run on MariaDB too (see tests/conftest.py).
+pytestmark = pytest.mark.mysql
+
 WRITERS = 32
 LOAD_SECONDS = 8.0
 

@@ -8,6 +8,7 @@ import sys
 
 import sqlalchemy as sa
 
+from placement_lite.db import migrate
 from placement_lite.db import tables
 from tests import harness
 
@@ -79,8 +80,8 @@ def test_a_database_without_the_schema_fails(backend, tmp_path):
     assert code == 2
     assert checks == {
         'Database schema': (
-            'Failure', 'The database has no placement_lite schema, not 0003. '
-            'Run "placement-lite db sync".'),
+            'Failure', 'The database has no placement_lite schema, not %s. '
+            'Run "placement-lite db sync".' % migrate.head_revision()),
         'Standard resource classes and traits': NOT_CHECKED,
         'Missing Root Provider IDs': NOT_CHECKED,
         'Incomplete Consumers': NOT_CHECKED,

@@ -50,7 +50,7 @@ def _reference_revision():
 
 
 def _create_reference_schema():
-    op.create_table('consumer_types',
+    _create_table('consumer_types',
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
     sa.Column('name', sa.Unicode(length=255), nullable=False),
     sa.Column('created_at', sa.DateTime(), nullable=True),
@@ -58,7 +58,7 @@ def _create_reference_schema():
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('name', name='uniq_consumer_types0name')
     )
-    op.create_table('placement_aggregates',
+    _create_table('placement_aggregates',
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
     sa.Column('uuid', sa.String(length=36), nullable=False),
     sa.Column('created_at', sa.DateTime(), nullable=True),
@@ -66,7 +66,7 @@ def _create_reference_schema():
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('uuid', name='uniq_placement_aggregates0uuid')
     )
-    op.create_table('projects',
+    _create_table('projects',
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
     sa.Column('external_id', sa.String(length=255), nullable=False),
     sa.Column('created_at', sa.DateTime(), nullable=True),
@@ -74,7 +74,7 @@ def _create_reference_schema():
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('external_id', name='uniq_projects0external_id')
     )
-    op.create_table('resource_classes',
+    _create_table('resource_classes',
     sa.Column('id', sa.Integer(), autoincrement=False, nullable=False),
     sa.Column('name', sa.String(length=255), nullable=False),
     sa.Column('created_at', sa.DateTime(), nullable=True),
@@ -82,7 +82,7 @@ def _create_reference_schema():
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('name', name='uniq_resource_classes0name')
     )
-    op.create_table('resource_providers',
+    _create_table('resource_providers',
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
     sa.Column('uuid', sa.String(length=36), nullable=False),
     sa.Column('name', sa.Unicode(length=200), nullable=True),
@@ -101,7 +101,7 @@ def _create_reference_schema():
         batch_op.create_index('resource_providers_parent_provider_id_idx', ['parent_provider_id'], unique=False)
         batch_op.create_index('resource_providers_root_provider_id_idx', ['root_provider_id'], unique=False)
 
-    op.create_table('traits',
+    _create_table('traits',
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
     sa.Column('name', sa.Unicode(length=255), nullable=False),
     sa.Column('created_at', sa.DateTime(), nullable=True),
@@ -109,7 +109,7 @@ def _create_reference_schema():
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('name', name='uniq_traits0name')
     )
-    op.create_table('users',
+    _create_table('users',
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
     sa.Column('external_id', sa.String(length=255), nullable=False),
     sa.Column('created_at', sa.DateTime(), nullable=True),
@@ -117,7 +117,7 @@ def _create_reference_schema():
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('external_id', name='uniq_users0external_id')
     )
-    op.create_table('allocations',
+    _create_table('allocations',
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
     sa.Column('resource_provider_id', sa.Integer(), nullable=False),
     sa.Column('consumer_id', sa.String(length=36), nullable=False),
@@ -133,7 +133,7 @@ def _create_reference_schema():
         batch_op.create_index('allocations_resource_class_id_idx', ['resource_class_id'], unique=False)
         batch_op.create_index('allocations_resource_provider_class_used_idx', ['resource_provider_id', 'resource_class_id', 'used'], unique=False)
 
-    op.create_table('consumers',
+    _create_table('consumers',
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
     sa.Column('uuid', sa.String(length=36), nullable=False),
     sa.Column('project_id', sa.Integer(), nullable=False),
@@ -153,7 +153,7 @@ def _create_reference_schema():
         batch_op.create_index('consumers_project_id_user_id_uuid_idx', ['project_id', 'user_id', 'uuid'], unique=False)
         batch_op.create_index('consumers_project_id_uuid_idx', ['project_id', 'uuid'], unique=False)
 
-    op.create_table('inventories',
+    _create_table('inventories',
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
     sa.Column('resource_provider_id', sa.Integer(), nullable=False),
     sa.Column('resource_class_id', sa.Integer(), nullable=False),
@@ -172,7 +172,7 @@ def _create_reference_schema():
     with op.batch_alter_table('inventories', schema=None) as batch_op:
         batch_op.create_index('inventories_resource_class_id_idx', ['resource_class_id'], unique=False)
 
-    op.create_table('resource_provider_aggregates',
+    _create_table('resource_provider_aggregates',
     sa.Column('resource_provider_id', sa.Integer(), nullable=False),
     sa.Column('aggregate_id', sa.Integer(), nullable=False),
     sa.Column('created_at', sa.DateTime(), nullable=True),
@@ -184,7 +184,7 @@ def _create_reference_schema():
     with op.batch_alter_table('resource_provider_aggregates', schema=None) as batch_op:
         batch_op.create_index('resource_provider_aggregates_aggregate_id_idx', ['aggregate_id'], unique=False)
 
-    op.create_table('resource_provider_traits',
+    _create_table('resource_provider_traits',
     sa.Column('trait_id', sa.Integer(), nullable=False),
     sa.Column('resource_provider_id', sa.Integer(), nullable=False),
     sa.Column('created_at', sa.DateTime(), nullable=True),
@@ -196,3 +196,7 @@ def _create_reference_schema():
     with op.batch_alter_table('resource_provider_traits', schema=None) as batch_op:
         batch_op.create_index('resource_provider_traits_resource_provider_trait_idx', ['resource_provider_id', 'trait_id'], unique=False)
 
+
+def _create_table(name, *columns):
+    op.create_table(name, *columns,
+                    **tables.mysql_table_options(op.get_bind().dialect))

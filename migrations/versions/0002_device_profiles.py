@@ -6,6 +6,8 @@ Revises: 0001
 from alembic import op
 import sqlalchemy as sa
 
+from placement_lite.db import tables
+
 revision = '0002'
 down_revision = '0001'
 branch_labels = None
@@ -13,7 +15,7 @@ depends_on = None
 
 
 def upgrade():
-    op.create_table('device_profiles',
+    _create_table('device_profiles',
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
     sa.Column('uuid', sa.String(length=36), nullable=False),
     sa.Column('name', sa.String(length=255), nullable=False),
@@ -25,3 +27,8 @@ def upgrade():
     sa.UniqueConstraint('name', name='uniq_device_profiles0name'),
     sa.UniqueConstraint('uuid', name='uniq_device_profiles0uuid')
     )
+
+
+def _create_table(name, *columns):
+    op.create_table(name, *columns,
+                    **tables.mysql_table_options(op.get_bind().dialect))

@@ -1,9 +1,8 @@
 """SQL for placement aggregates and providers' membership in them."""
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
-from sqlalchemy.dialects import sqlite
 
+from placement_lite.db import api as db_api
 from placement_lite.db import lookups
 from placement_lite.db import providers
 from placement_lite.db import tables
@@ -39,10 +38,9 @@ def ensure_aggregates(conn, uuids):
     """
     missing = set(uuids) - set(aggregate_ids(conn, uuids))
     if missing:
-        dialect = postgresql if conn.dialect.name == 'postgresql' else sqlite
         now = lookups.utcnow()
         conn.execute(
-            dialect.insert(aggregates).on_conflict_do_nothing(),
+            db_api.insert_ignoring(conn, aggregates),
             [{'uuid': uuid, 'created_at': now} for uuid in sorted(missing)])
     return aggregate_ids(conn, uuids)
 

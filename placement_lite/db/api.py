@@ -5,13 +5,17 @@ for reads, ``db.writer()`` for writes, each in a transaction. On SQLite a
 writer starts with ``BEGIN IMMEDIATE`` so concurrent writers are serialised
 by the database instead of failing half-way; on PostgreSQL writers rely on
 provider and consumer generations (optimistic concurrency) and on row locks
-taken in a fixed order by the domain code.
+taken in a fixed order by the domain code. MySQL and MariaDB (driver
+PyMySQL, ``mysql+pymysql://``) work as PostgreSQL does: their writers run
+at READ COMMITTED too, not at InnoDB's default REPEATABLE READ, under which
+a read after a lock wait would still see the snapshot taken before it (and
+a capacity check would count allocations as they were, over-committing).
 
-On PostgreSQL readers have a pool of their own, in autocommit. At READ
-COMMITTED, the isolation level used, each statement sees its own snapshot
-whether in a transaction or not, so BEGIN and COMMIT would only add two
-round trips to every read; and a round trip costs more than most reads
-take to run.
+On PostgreSQL and MySQL readers have a pool of their own, in autocommit.
+At READ COMMITTED, the isolation level used, each statement sees its own
+snapshot whether in a transaction or not, so BEGIN and COMMIT would only
+add two round trips to every read; and a round trip costs more than most
+reads take to run.
 
 A process never uses a connection another process opened: a pooled
 connection remembers the process that opened it and is set aside, unused
@@ -46,6 +50,8 @@ _WRITE = 'placement_lite_write'
 #: Key of a PostgreSQL advisory lock that serialises start-up work
 #: (migrations) across processes and hosts.
 _STARTUP_LOCK = 0x706c6163656d6e74
+#: Name of the MySQL/MariaDB user lock (GET_LOCK) doing the same.
+_MYSQL_STARTUP_LOCK = 'placement_lite_startup'
 #: Connections opened by a parent process, kept referenced so that the
 #: child never closes them: closing would end the parent's session.
 _INHERITED = []
@@ -66,9 +72,12 @@ def default_connection_url():
 def create_engine(url, max_pool_size=None, max_overflow=None,
                   pool_timeout=None, pool_recycle=3600, echo=False,
                   autocommit=False):
-    """An engine for ``url``; ``autocommit`` (PostgreSQL only) runs every
+    """An engine for ``url``; ``autocommit`` (PostgreSQL, MySQL) runs every
     statement in a transaction of its own."""
     url = sa.engine.make_url(url)
+    if url.get_backend_name() == 'mariadb':
+        # The same dialect, named 'mysql' wherever the code asks.
+        url = url.set(drivername='mysql+%s' % url.get_driver_name())
     if url.get_backend_name() == 'sqlite':
         database = url.database
         if database and database != ':memory:':
@@ -88,9 +97,26 @@ def create_engine(url, max_pool_size=None, max_overflow=None,
         kwargs['max_overflow'] = max_overflow
     if pool_timeout is not None:
         kwargs['pool_timeout'] = pool_timeout
+    if url.get_backend_name() == 'mysql':
+        _mysql_engine_options(url, kwargs)
     engine = sa.create_engine(url, **kwargs)
     _check_pooled_connections(engine)
     return engine
+
+
+def _mysql_engine_options(url, kwargs):
+    """MySQL/MariaDB: 4-byte UTF-8 on the wire unless the URL says
+    otherwise, and READ COMMITTED (see the module's docstring).
+
+    No ROLLBACK when a connection goes back to the pool: every transaction
+    here has ended by then (committed, or rolled back by its context), and
+    PyMySQL sends a ROLLBACK even when there is nothing to roll back (and
+    in autocommit): one round trip more per request, which fails with a
+    logged traceback on a connection the server has just dropped."""
+    if 'charset' not in url.query:
+        kwargs['connect_args'] = {'charset': 'utf8mb4'}
+    kwargs.setdefault('isolation_level', 'READ COMMITTED')
+    kwargs['pool_reset_on_return'] = None
 
 
 def _check_pooled_connections(engine):
@@ -161,7 +187,7 @@ class Database:
     def __init__(self, url, replica_url=None, **engine_kwargs):
         self.url = str(url)
         self.engine = create_engine(url, **engine_kwargs)
-        if self.engine.dialect.name == 'postgresql':
+        if self.engine.dialect.name in ('postgresql', 'mysql'):
             self.read_engine = create_engine(url, autocommit=True,
                                              **engine_kwargs)
         else:
@@ -201,11 +227,33 @@ class Database:
     def startup_writer(self):
         """A writer that runs alone among all processes and hosts starting
         on this database (SQLite's writers always do)."""
+        if self.dialect == 'mysql':
+            with self._mysql_startup_lock(), self.writer() as conn:
+                yield conn
+            return
         with self.writer() as conn:
             if self.dialect == 'postgresql':
                 conn.execute(sa.select(sa.func.pg_advisory_xact_lock(
                     _STARTUP_LOCK)))
             yield conn
+
+    @contextlib.contextmanager
+    def _mysql_startup_lock(self):
+        """MySQL/MariaDB: a user lock, held on a connection of its own
+        until the writer's transaction has ended (a user lock belongs to a
+        session, not to a transaction; DDL commits as it goes)."""
+        with self.engine.connect() as conn:
+            # MariaDB has no infinite wait (a negative timeout is NULL,
+            # not the lock): a year; 1 when taken.
+            while conn.execute(sa.select(sa.func.get_lock(
+                    _MYSQL_STARTUP_LOCK, 365 * 86400))).scalar() != 1:
+                time.sleep(1)
+            try:
+                yield
+            finally:
+                conn.execute(sa.select(sa.func.release_lock(
+                    _MYSQL_STARTUP_LOCK)))
+                conn.commit()
 
     def dispose(self):
         """Close every pooled connection."""
@@ -218,9 +266,42 @@ def is_unavailable(exc):
     now (unreachable, restarting, connection dropped, locked, no pooled
     connection free in time) rather than that the request or the code is
     wrong."""
+    if getattr(exc, 'connection_invalidated', False):
+        return True
+    mysql_code = _mysql_error_code(exc)
+    if mysql_code is not None and isinstance(exc, sa.exc.OperationalError):
+        return (mysql_code in _MYSQL_UNAVAILABLE
+                or _MYSQL_CLIENT_ERRORS[0] <= mysql_code
+                < _MYSQL_CLIENT_ERRORS[1])
     return isinstance(exc, (sa.exc.OperationalError, sa.exc.InterfaceError,
-                            sa.exc.TimeoutError)) or getattr(
-        exc, 'connection_invalidated', False)
+                            sa.exc.TimeoutError))
+
+
+#: MySQL/MariaDB server errors saying the server cannot serve for now:
+#: too many connections, shutting down, lock wait timeout, deadlock,
+#: unknown command (a Galera node not ready), connection killed,
+#: disconnected for inactivity. PyMySQL raises OperationalError for these
+#: and for every server error it does not know, so the codes are needed.
+_MYSQL_UNAVAILABLE = {1040, 1053, 1205, 1213, 1047, 1927, 4031}
+#: The client library's own errors (cannot connect, server gone, lost
+#: connection...): [2000, 3000).
+_MYSQL_CLIENT_ERRORS = (2000, 3000)
+
+
+def _mysql_error_code(exc):
+    """The MySQL/MariaDB error number of ``exc`` (from PyMySQL or
+    mysqlclient), None for another database's exception."""
+    orig = getattr(exc, 'orig', None)
+    module = type(orig).__module__ or ''
+    if not module.startswith(('pymysql', 'MySQLdb')):
+        return None
+    args = getattr(orig, 'args', ())
+    return args[0] if args and isinstance(args[0], int) else None
+
+
+def is_mysql_error(exc, *codes):
+    """Whether ``exc`` is a MySQL/MariaDB error numbered one of ``codes``."""
+    return _mysql_error_code(exc) in codes
 
 
 def retry_while_unavailable(db, options, work):
@@ -248,8 +329,18 @@ def retry_while_unavailable(db, options, work):
 def insert_ignoring_duplicates(conn, table, rows):
     """Insert ``rows``, skipping those whose unique key another writer
     inserted first (committed, or committing concurrently)."""
+    conn.execute(insert_ignoring(conn, table), rows)
+
+
+def insert_ignoring(conn, table, index_elements=None):
+    """An INSERT into ``table`` that skips the rows whose unique key
+    (``index_elements``, any by default; MySQL: any) is already taken:
+    ON CONFLICT DO NOTHING, INSERT IGNORE on MySQL/MariaDB."""
+    if conn.dialect.name == 'mysql':
+        return sa.insert(table).prefix_with('IGNORE')
     dialect = postgresql if conn.dialect.name == 'postgresql' else sqlite
-    conn.execute(dialect.insert(table).on_conflict_do_nothing(), rows)
+    return dialect.insert(table).on_conflict_do_nothing(
+        index_elements=index_elements)
 
 
 def with_parameters(url, parameters):

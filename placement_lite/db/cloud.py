@@ -30,8 +30,11 @@ def read(conn, place):
     """The CloudRead of the whole cloud: the last one made in this
     process, patched (see CloudRead.patched); ``place(rows)`` places the
     providers whose state changed (see stock.places)."""
-    state, usage = conn.execute(
-        _query(scope_reads.ids_reused(conn))).one()
+    ids_reused = scope_reads.ids_reused(conn)
+    if conn.dialect.name == 'mysql':
+        state, usage = _mysql_texts(conn, ids_reused)
+    else:
+        state, usage = conn.execute(_query(ids_reused)).one()
     last = _LAST.get(conn.engine) or _nothing_read()
     made = _LAST[conn.engine] = last.patched(_Lines(state), _Lines(usage),
                                              place)
@@ -148,24 +151,49 @@ class _Lines:
         return last.lines - self.lines, self.lines - last.lines
 
 
-def _text_lines(*columns):
-    """An aggregate of ``columns`` as text: one line per row, the values
-    separated by spaces, NULL as an empty value. (Comparing one text with
-    the last read is far cheaper than making and comparing a tuple per
-    row.)"""
+def _line(*columns):
+    """``columns`` as one line of text: the values separated by spaces,
+    NULL as an empty value."""
     line = None
     for column in columns:
         value = sa.func.coalesce(sa.cast(column, sa.Text), '')
         line = value if line is None else line.concat(' ').concat(value)
-    return sa.select(sa.func.aggregate_strings(line, '\n')).scalar_subquery()
+    return line
+
+
+def _text_lines(*columns):
+    """An aggregate of ``columns`` as text: one line per row (see _line).
+    (Comparing one text with the last read is far cheaper than making and
+    comparing a tuple per row.)"""
+    return sa.select(sa.func.aggregate_strings(_line(*columns), '\n')
+                     ).scalar_subquery()
+
+
+def _columns(ids_reused):
+    """The columns of a provider's state line and of an allocation line."""
+    return ((rp.c.id, rp.c.parent_provider_id, rp.c.root_provider_id,
+             rp.c.generation, scope_reads.identity(ids_reused)),
+            (alloc.c.id, alloc.c.resource_provider_id,
+             alloc.c.resource_class_id, alloc.c.used))
 
 
 @functools.cache
 def _query(ids_reused):
     """The state of every provider and every allocation, as two text
     values (see _Lines)."""
-    return sa.select(
-        _text_lines(rp.c.id, rp.c.parent_provider_id, rp.c.root_provider_id,
-                    rp.c.generation, scope_reads.identity(ids_reused)),
-        _text_lines(alloc.c.id, alloc.c.resource_provider_id,
-                    alloc.c.resource_class_id, alloc.c.used))
+    state, usage = _columns(ids_reused)
+    return sa.select(_text_lines(*state), _text_lines(*usage))
+
+
+@functools.cache
+def _mysql_queries(ids_reused):
+    """MySQL/MariaDB: the lines of _query, one row each. GROUP_CONCAT
+    silently cuts its result at max_allowed_packet (16 MiB by default),
+    which a large cloud's allocations exceed."""
+    return tuple(sa.select(_line(*columns))
+                 for columns in _columns(ids_reused))
+
+
+def _mysql_texts(conn, ids_reused):
+    return tuple('\n'.join(row[0] for row in scope_reads.rows(conn, query, {}))
+                 for query in _mysql_queries(ids_reused))

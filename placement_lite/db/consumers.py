@@ -5,9 +5,8 @@ reference, after an allocation write that named it without giving it any).
 """
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
-from sqlalchemy.dialects import sqlite
 
+from placement_lite.db import api as db_api
 from placement_lite.db import lookups
 from placement_lite.db import tables
 
@@ -24,12 +23,7 @@ def _insert_ignoring_duplicates(conn, table, column, values):
     Safe against concurrent inserts of the same value: the loser's insert
     does nothing instead of failing.
     """
-    if conn.dialect.name == 'postgresql':
-        insert = postgresql.insert(table).on_conflict_do_nothing(
-            index_elements=[column])
-    else:
-        insert = sqlite.insert(table).on_conflict_do_nothing(
-            index_elements=[column])
+    insert = db_api.insert_ignoring(conn, table, index_elements=[column])
     now = lookups.utcnow()
     conn.execute(insert, [{column: value, 'created_at': now}
                           for value in sorted(values)])

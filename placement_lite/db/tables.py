@@ -7,6 +7,7 @@ version table, which is not modelled here.
 """
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import mysql
 
 metadata = sa.MetaData()
 
@@ -19,6 +20,24 @@ VERSION_TABLE = 'placement_lite_version'
 #: database the reference left at it.
 REFERENCE_HEAD = 'a082b8bb98d0'
 REFERENCE_VERSION_TABLE = 'alembic_version'
+
+
+#: The collation of the tables on MariaDB and on MySQL: binary and NO PAD,
+#: so that names compare as on PostgreSQL and SQLite (case, accents and
+#: trailing spaces count).
+MYSQL_COLLATIONS = {'mariadb': 'utf8mb4_nopad_bin',
+                    'mysql': 'utf8mb4_0900_bin'}
+
+
+def mysql_table_options(dialect):
+    """The options migrations create tables with: on MySQL and MariaDB,
+    InnoDB and 4-byte UTF-8 (see MYSQL_COLLATIONS), whatever the
+    database's defaults; nothing elsewhere."""
+    if dialect.name != 'mysql':
+        return {}
+    return {'mysql_engine': 'InnoDB', 'mysql_charset': 'utf8mb4',
+            'mysql_collate': MYSQL_COLLATIONS[
+                'mariadb' if dialect.is_mariadb else 'mysql']}
 
 
 def _timestamps():
@@ -65,7 +84,9 @@ inventories = sa.Table(
     sa.Column('min_unit', sa.Integer, nullable=False),
     sa.Column('max_unit', sa.Integer, nullable=False),
     sa.Column('step_size', sa.Integer, nullable=False),
-    sa.Column('allocation_ratio', sa.Float, nullable=False),
+    # Double precision everywhere (MySQL's FLOAT is single: migration 0004).
+    sa.Column('allocation_ratio', sa.Float().with_variant(
+        mysql.DOUBLE(asdecimal=False), 'mysql'), nullable=False),
     *_timestamps(),
     sa.UniqueConstraint('resource_provider_id', 'resource_class_id',
                         name='uniq_inventories0resource_provider_resource_class'),
@@ -90,6 +111,8 @@ def largest_unit(inventory):
 
 #: Finds, by one index probe per class, the largest amount any provider
 #: could give of a class: a request asking more finds nothing at once.
+#: Not on MySQL/MariaDB, which have no index on expressions (see migration
+#: 0003).
 sa.Index('inventories_resource_class_largest_unit_idx',
          inventories.c.resource_class_id, largest_unit(inventories))
 

@@ -27,6 +27,7 @@ import sqlalchemy.exc
 
 from placement_lite import errors
 from placement_lite.db import allocations as allocations_db
+from placement_lite.db import api as db_api
 from placement_lite.db import consumers as consumers_db
 from placement_lite.db import lookups
 from placement_lite.db import providers as providers_db
@@ -43,6 +44,8 @@ PROVIDER_CHANGED = ('Another thread concurrently updated the resource '
 #: PostgreSQL SQLSTATEs worth a new transaction: serialization failure,
 #: deadlock, unique violation (two writers creating the same row).
 _RETRYABLE_SQLSTATES = {'40001', '40P01', '23505'}
+#: The same on MySQL/MariaDB: deadlock, duplicate key.
+_RETRYABLE_MYSQL_ERRORS = (1213, 1062)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,7 +89,8 @@ def _retryable(exc):
         return True
     if isinstance(exc, sqlalchemy.exc.DBAPIError):
         sqlstate = getattr(exc.orig, 'pgcode', None)
-        if sqlstate in _RETRYABLE_SQLSTATES:
+        if (sqlstate in _RETRYABLE_SQLSTATES
+                or db_api.is_mysql_error(exc, *_RETRYABLE_MYSQL_ERRORS)):
             return True
         message = str(exc.orig)
         return ('database is locked' in message

@@ -16,6 +16,9 @@ import pytest
 from tests.conformance import runner
 from tests.conformance import upstream
 
+#: Run on MariaDB too (see tests/conftest.py).
+pytestmark = pytest.mark.mysql
+
 UPSTREAM_FILES = upstream.yaml_files()
 EXPECTED = runner.read_expected()
 HOW_TO_UPDATE = ('python -m tests.conformance --write-expected rewrites '
