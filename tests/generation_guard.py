@@ -27,6 +27,8 @@ import weakref
 import sqlalchemy as sa
 from sqlalchemy import event
 
+from placement_lite.db import tables
+
 #: The tables whose rows make up a provider's kept stock.
 STOCK_TABLES = frozenset({'inventories', 'resource_provider_traits'})
 PROVIDERS = 'resource_providers'
@@ -82,7 +84,12 @@ def _reset(conn):
 
 
 def _table_of(statement):
-    if isinstance(statement, (sa.Insert, sa.Update, sa.Delete)):
+    """The name of the service's table ``statement`` writes, or None. A
+    migration's statements, on lightweight tables of its own (0004 rewrites
+    MySQL's ratios), are not watched: they run before any process serves."""
+    if isinstance(statement, (sa.Insert, sa.Update, sa.Delete)) and (
+            statement.table is tables.metadata.tables.get(
+                statement.table.name)):
         return statement.table.name
     return None
 
