@@ -123,16 +123,15 @@ def record_consumers(conn, conf, claims, owners, existing):
     Returns {uuid: ConsumerState}.
     """
     states = {}
+    new = []
     for claim in claims:
         project, user = _owner_of(conf, claim)
         project_id = owners.projects[project]
         user_id = owners.users[user]
         row = existing.get(claim.uuid)
         if row is None:
-            type_id = owners.consumer_types.get(claim.consumer_type)
-            consumer_id = consumers_db.create_consumer(
-                conn, claim.uuid, project_id, user_id, type_id)
-            states[claim.uuid] = ConsumerState(consumer_id, claim.uuid, 0)
+            new.append((claim.uuid, project_id, user_id,
+                        owners.consumer_types.get(claim.consumer_type)))
             continue
         type_id = row.consumer_type_id
         if claim.consumer_type is not None:
@@ -142,4 +141,6 @@ def record_consumers(conn, conf, claims, owners, existing):
             consumers_db.update_consumer_owner(
                 conn, row.id, project_id, user_id, type_id)
         states[claim.uuid] = ConsumerState(row.id, row.uuid, row.generation)
+    for uuid, consumer_id in consumers_db.create_consumers(conn, new).items():
+        states[uuid] = ConsumerState(consumer_id, uuid, 0)
     return states
