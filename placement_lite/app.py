@@ -9,7 +9,6 @@ A request passes, outside in::
 """
 
 import http
-import importlib
 import logging
 
 import falcon
@@ -26,30 +25,11 @@ from placement_lite import errors
 from placement_lite import microversion
 from placement_lite import policy
 from placement_lite import requestlog
+from placement_lite import routes
 from placement_lite.db import api as db_api
 from placement_lite.domain import standard_names
 
 LOG = logging.getLogger(__name__)
-
-#: Handler modules; each exposes ``ROUTES``: a list of (path, resource).
-HANDLER_MODULES = [
-    'root',
-    'resource_providers',
-    'aggregates',
-    'provider_traits',
-    'allocation_candidates',
-    'allocations',
-    'usages',
-    'reshaper',
-    'resource_classes',
-    'inventories',
-    'traits',
-]
-#: Handler modules of placement_lite's extensions: their routes do not exist
-#: at all (404 for every method) when ``[api] enable_extensions`` is off.
-EXTENSION_HANDLER_MODULES = [
-    'device_profiles',
-]
 
 
 def _is_root(environ):
@@ -321,12 +301,8 @@ def build_falcon_app(enable_extensions=True,
     # Responses say their content type themselves: an empty 201 (such as a
     # provider created before 1.20) has none, as in the reference.
     app.resp_options.default_media_type = None
-    modules = HANDLER_MODULES + (
-        EXTENSION_HANDLER_MODULES if enable_extensions else [])
-    for name in modules:
-        module = importlib.import_module('placement_lite.handlers.' + name)
-        for path, resource in module.ROUTES:
-            app.add_route(path, resource)
+    for path, resource in routes.served(enable_extensions):
+        app.add_route(path, resource())
     app.add_error_handler(Exception, _render_unexpected_error)
     app.add_error_handler(falcon.HTTPError, _render_falcon_error)
     app.add_error_handler(errors.PlacementError, _render_placement_error)

@@ -12,7 +12,6 @@ inventories, traits, aggregates and allocations, a device profile); the
 whole database is read after each one and must be unchanged by a 4xx.
 """
 
-import importlib
 import io
 import json
 import re
@@ -25,6 +24,7 @@ from hypothesis import strategies as st
 import sqlalchemy as sa
 
 from placement_lite import app as placement_app
+from placement_lite import routes as served_routes
 from placement_lite.db import tables
 from tests import harness
 
@@ -151,10 +151,8 @@ def _paths():
                           HOSTILE_TEXT),
         'uuid_or_name': st.one_of(st.just(PROFILE), HOSTILE_TEXT),
     }
-    routes = [(path, placement_app._declared_methods(resource))
-              for module in placement_app.HANDLER_MODULES
-              + placement_app.EXTENSION_HANDLER_MODULES
-              for path, resource in _routes(module)]
+    routes = [(path, placement_app._declared_methods(resource()))
+              for path, resource in served_routes.served(True)]
     routes += [('//resource_providers', ['GET']),
                ('/resource_providers//', ['GET'])]
 
@@ -172,10 +170,6 @@ def _paths():
         return method, route, template
 
     return method_and_path()
-
-
-def _routes(module):
-    return importlib.import_module('placement_lite.handlers.' + module).ROUTES
 
 
 def _mutate(draw, value):

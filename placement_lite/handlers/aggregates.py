@@ -44,8 +44,3 @@ class ProviderAggregates:
         generation = provider_aggregates.set_aggregates(
             req.placement.db, uuid, aggregate_uuids, generation)
         _render(req, resp, aggregate_uuids, generation)
-
-
-ROUTES = [
-    ('/resource_providers/{uuid}/aggregates', ProviderAggregates()),
-]

@@ -155,6 +155,3 @@ def _member(summary, shape):
             else _quote(summary.parent_uuid)))
         shown.append('"root_provider_uuid": ' + _quote(summary.root_uuid))
     return ('%s: %s' % (_quote(summary.uuid), _object(shown))).encode()
-
-
-ROUTES = [('/allocation_candidates', AllocationCandidates())]

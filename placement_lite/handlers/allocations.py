@@ -129,10 +129,3 @@ class ProviderAllocations:
         util.render(resp, {'allocations': by_consumer,
                            'resource_provider_generation': provider.generation})
         util.set_last_modified(req, resp, _last_modified(rows))
-
-
-ROUTES = [
-    ('/allocations', AllocationsByConsumer()),
-    ('/allocations/{consumer_uuid}', ConsumerAllocations()),
-    ('/resource_providers/{uuid}/allocations', ProviderAllocations()),
-]

@@ -128,9 +128,3 @@ class DeviceProfile:
         req.placement.can('placement_lite:device_profiles:delete')
         device_profiles.delete(req.placement.db, [uuid_or_name])
         util.no_content(resp)
-
-
-ROUTES = [
-    ('/device_profiles', DeviceProfiles()),
-    ('/device_profiles/{uuid_or_name}', DeviceProfile()),
-]

@@ -114,9 +114,3 @@ class Inventory:
         req.placement.can('placement:resource_providers:inventories:delete')
         inventories.delete_inventory(req.placement.db, uuid, resource_class)
         util.no_content(resp)
-
-
-ROUTES = [
-    ('/resource_providers/{uuid}/inventories', Inventories()),
-    ('/resource_providers/{uuid}/inventories/{resource_class}', Inventory()),
-]

@@ -38,8 +38,3 @@ class ProviderTraits:
         req.placement.can('placement:resource_providers:traits:delete')
         provider_traits.clear_traits(req.placement.db, uuid)
         util.no_content(resp)
-
-
-ROUTES = [
-    ('/resource_providers/{uuid}/traits', ProviderTraits()),
-]

@@ -37,6 +37,3 @@ class Reshaper:
                   for uuid, body in data['allocations'].items()]
         reshaper.reshape(req.placement, wanted, claims)
         util.no_content(resp)
-
-
-ROUTES = [('/reshaper', Reshaper())]

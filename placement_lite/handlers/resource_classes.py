@@ -79,9 +79,3 @@ class ResourceClass:
         util.no_content(resp)
         resp.status = 201 if created else 204
         resp.location = util.location(req, _path(name))
-
-
-ROUTES = [
-    ('/resource_classes', ResourceClasses()),
-    ('/resource_classes/{name}', ResourceClass()),
-]

@@ -158,9 +158,3 @@ class ResourceProvider:
                 resp.set_header('last-modified', util.http_date(
                     before.updated_at))
             resp.set_header('cache-control', 'no-cache')
-
-
-ROUTES = [
-    ('/resource_providers', ResourceProviders()),
-    ('/resource_providers/{uuid}', ResourceProvider()),
-]

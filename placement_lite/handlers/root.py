@@ -15,6 +15,3 @@ class Root:
             'links': [{'rel': 'self', 'href': ''}],
         }]})
         util.set_last_modified(req, resp, None)
-
-
-ROUTES = [('/', Root())]

@@ -81,9 +81,3 @@ class Trait:
         req.placement.can('placement:traits:delete')
         traits.delete_trait(req.placement.db, name)
         util.no_content(resp)
-
-
-ROUTES = [
-    ('/traits', Traits()),
-    ('/traits/{name}', Trait()),
-]

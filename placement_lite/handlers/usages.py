@@ -44,9 +44,3 @@ class TotalUsages:
                 req.placement, given['project_id'], given.get('user_id'))
         util.render(resp, {'usages': body})
         util.set_last_modified(req, resp, None)
-
-
-ROUTES = [
-    ('/resource_providers/{uuid}/usages', ProviderUsages()),
-    ('/usages', TotalUsages()),
-]
