@@ -348,7 +348,10 @@ def build_app(conf, db=None):
     if conf.cors.allowed_origin:
         application = cors.CORS.factory({}, **conf.cors)(application)
     application = AcceptJson(application)
-    application = http_proxy_to_wsgi.HTTPProxyToWSGI(application, conf)
+    # Left out unless asked for: it would only find out on every request
+    # that it has nothing to do.
+    if conf.oslo_middleware.enable_proxy_headers_parsing:
+        application = http_proxy_to_wsgi.HTTPProxyToWSGI(application, conf)
     application = requestlog.RequestLog(application, conf)
     return request_id.RequestId(application)
 

@@ -13,6 +13,7 @@ from keystonemiddleware import auth_token
 from oslo_config import cfg
 from oslo_log import log as oslo_log
 from oslo_middleware import cors
+from oslo_middleware import http_proxy_to_wsgi
 from oslo_policy import opts as policy_opts
 
 #: The largest request body accepted by default (1 MiB): a thousand
@@ -165,6 +166,7 @@ def register_opts(conf):
         conf.register_opts(opts, group=group)
     policy_opts.set_defaults(conf, policy_file='policy.yaml')
     conf.register_opts(cors.CORS_OPTS, 'cors')
+    conf.register_opts(http_proxy_to_wsgi.OPTS, 'oslo_middleware')
     for group, opts in auth_token.list_opts():
         conf.register_opts(opts, group=group)
     for name, value in KEYSTONE_DEFAULTS.items():

@@ -1,5 +1,7 @@
 """Policy defaults, the secure-RBAC switch and policy-file overrides."""
 
+import os
+
 import pytest
 
 from placement_lite import context
@@ -51,3 +53,19 @@ def test_policy_file_overrides_a_default(tmp_path):
     enforcer.authorize(_ctx(['observer']), 'placement:traits:list', {})
     with pytest.raises(policy.PolicyNotAuthorized):
         enforcer.authorize(_ctx(['admin']), 'placement:traits:list', {})
+
+
+def test_a_changed_policy_file_is_obeyed_at_the_next_check(tmp_path):
+    policy_file = tmp_path / 'policy.yaml'
+    policy_file.write_text('"placement:traits:list": "role:observer"\n')
+    enforcer = policy.Enforcer(harness.make_conf(
+        **{'oslo_policy.policy_file': str(policy_file)}))
+    enforcer.authorize(_ctx(['observer']), 'placement:traits:list', {})
+
+    changed = policy_file.stat().st_mtime + 1
+    policy_file.write_text('"placement:traits:list": "role:auditor"\n')
+    os.utime(policy_file, (changed, changed))
+
+    enforcer.authorize(_ctx(['auditor']), 'placement:traits:list', {})
+    with pytest.raises(policy.PolicyNotAuthorized):
+        enforcer.authorize(_ctx(['observer']), 'placement:traits:list', {})
