@@ -253,8 +253,7 @@ def test_a_provider_deleted_while_read_is_left_out(environment,
     assert found == {vcpu: {ids['stays']: scope_reads.Capacity(
         ids['stays'], 4, 0, 1, 4, 1)}}
     assert summaries == {ids['stays']: snapshot.ProviderSummary(
-        U('stays'), None, U('stays'), {'VCPU': {'capacity': 4, 'used': 0}},
-        ())}
+        U('stays'), None, U('stays'), (('VCPU', 4, 0),), ())}
 
 
 def _record_read_sizes(monkeypatch):

@@ -41,16 +41,17 @@ class ProviderSummary:
     uuid: str
     parent_uuid: typing.Optional[str]
     root_uuid: str
-    #: {resource class name: {'capacity': capacity, 'used': used}}, in
-    #: class id order.
-    resources: dict
+    #: ((resource class name, capacity, used), ...) in class id order.
+    resources: tuple
     #: Trait names in trait id order (standard traits first, then custom
     #: ones as created), the order the reference shows.
     trait_names: tuple
-    #: {shape: bytes}: the summary as the HTTP layer renders it in each
-    #: shape asked for, made by the first request that shows it and reused
-    #: by the next ones, as long as the summary itself is.
-    rendered: typing.Optional[dict] = dataclasses.field(
+    #: (shape, bytes): the summary as the HTTP layer last rendered it, made
+    #: by the first request that shows it in that shape and reused by the
+    #: next ones, as long as the summary itself is. (One shape, not one per
+    #: shape: clients of one cloud ask at one microversion, and a process
+    #: keeps tens of thousands of summaries.)
+    rendered: typing.Optional[tuple] = dataclasses.field(
         default=None, compare=False, repr=False)
 
 
@@ -215,9 +216,8 @@ class Snapshot:
         class_names = self.class_names
         summary = ProviderSummary(
             has.uuid, None if parent is None else parent.uuid, root.uuid,
-            {class_names[rc_id]: {'capacity': capacity,
-                                  'used': used.get(rc_id, 0)}
-             for rc_id, capacity, _min, _max, _step in has.inventories},
+            tuple((class_names[rc_id], capacity, used.get(rc_id, 0))
+                  for rc_id, capacity, _min, _max, _step in has.inventories),
             has.trait_names)
         shown = self._shown
         if len(shown) >= stock.LIMIT:

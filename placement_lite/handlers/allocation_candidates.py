@@ -118,10 +118,10 @@ class _Once(dict):
 
 
 def _resources(resources):
-    """{class name: {'capacity': c, 'used': u}} as JSON."""
+    """((class name, capacity, used), ...) as JSON."""
     return _object(['%s: {"capacity": %d, "used": %d}'
-                    % (_quote(name), usage['capacity'], usage['used'])
-                    for name, usage in resources.items()])
+                    % (_quote(name), capacity, used)
+                    for name, capacity, used in resources])
 
 
 def _rendered(summary, shape):
@@ -132,19 +132,18 @@ def _rendered(summary, shape):
     if shape.requested is not None:
         return _member(summary, shape)
     kept = summary.rendered
-    if kept is None:
-        kept = summary.rendered = {}
-    member = kept.get(shape)
-    if member is None:
-        member = kept[shape] = _member(summary, shape)
+    if kept is not None and kept[0] == shape:
+        return kept[1]
+    member = _member(summary, shape)
+    summary.rendered = (shape, member)
     return member
 
 
 def _member(summary, shape):
     resources = summary.resources
     if shape.requested is not None:
-        resources = {name: usage for name, usage in resources.items()
-                     if name in shape.requested}
+        resources = [shown for shown in resources
+                     if shown[0] in shape.requested]
     shown = ['"resources": ' + _resources(resources)]
     if shape.traits:
         shown.append('"traits": [%s]' % ', '.join(

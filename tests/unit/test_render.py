@@ -29,8 +29,7 @@ def test_json_bytes_are_the_body():
 def _summary(uuid, parent, vcpu_used, traits):
     return snapshot.ProviderSummary(
         uuid, parent, A,
-        {'VCPU': {'capacity': 8, 'used': vcpu_used},
-         'DISK_GB': {'capacity': 100, 'used': 0}}, traits)
+        (('VCPU', 8, vcpu_used), ('DISK_GB', 100, 0)), traits)
 
 
 FOUND = Candidates(
@@ -80,7 +79,7 @@ def test_strings_are_written_as_json_dumps_writes_them():
     json.dumps writes them: no rewriting of the bytes made."""
     odd = 'CUSTOM_A, B: "C" \u00e9\\'
     summary = snapshot.ProviderSummary(
-        A, None, A, {odd: {'capacity': 1, 'used': 0}}, (odd,))
+        A, None, A, ((odd, 1, 0),), (odd,))
     found = Candidates(
         [combine.Candidate(1, {1: {odd: 1}}, {'_' + odd: {1}})], {1: A},
         {1: summary})
@@ -112,3 +111,18 @@ def test_a_changed_summary_is_rendered_again():
         'VCPU'] == {'capacity': 8, 'used': 3}
     assert after['provider_summaries'][A]['resources']['VCPU'] == {
         'capacity': 8, 'used': 5}
+
+
+def test_a_summary_asked_in_turn_in_two_shapes_is_right_in_each():
+    """The one kept rendering serves only the shape it was made in."""
+    found = Candidates(FOUND.allocation_requests, FOUND.uuids,
+                       {1: _summary(A, None, 3, ('HW_CPU_X86_AVX2',)),
+                        2: _summary(B, A, 0, ())})
+    for _turn in range(2):
+        assert json.loads(allocation_candidates.render(
+            found, REQUEST, (1, 29)))['provider_summaries'] == (
+            SUMMARIES_FROM_1_29)
+        assert json.loads(allocation_candidates.render(
+            found, REQUEST, (1, 28)))['provider_summaries'] == {
+            A: {'resources': A_RESOURCES, 'traits': ['HW_CPU_X86_AVX2']},
+            B: {'resources': B_RESOURCES, 'traits': []}}
