@@ -113,8 +113,10 @@ def test_whole_cloud_reads_place_again_only_changed_providers(
     at_rest = cloud._LAST[environment.db.read_engine]
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
     assert placed == [2]
-    # Nothing changed: the last read serves as it is.
+    # Nothing changed: the last read serves as it is, and no set of its
+    # lines was made (only a change needs one).
     assert cloud._LAST[environment.db.read_engine] is at_rest
+    assert at_rest.state._lines is None and at_rest.usage._lines is None
     _put_inventories(environment, 'cn2', 16, generation=1)
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 16}
     assert placed == [2, 1]

@@ -145,9 +145,13 @@ class _Lines:
         return self._lines
 
     def changes_since(self, last):
-        """(lines gone, lines new) since the ``last`` read."""
+        """(lines gone, lines new) since the ``last`` read. After nothing
+        read, every line is new and no set is made: a process whose cloud
+        stays at rest never keeps one (at 5,000 hosts, 8 MB of lines)."""
         if self.text == last.text:
-            return frozenset(), frozenset()
+            return (), ()
+        if not last.text:
+            return (), self.text.split('\n')
         return last.lines - self.lines, self.lines - last.lines
 
 

@@ -17,6 +17,7 @@ does not bump it either.
 """
 
 import collections
+import sys
 import typing
 import weakref
 
@@ -88,9 +89,11 @@ def _read(conn, stale, scope_of_trees):
                 (rc_id, int((total - reserved) * ratio), min_unit,
                  max_unit, step_size))
     names = collections.defaultdict(list)
+    # One string per trait name, however many providers have it: the
+    # driver makes a new one per row, and a process keeps them all.
     for provider_id, name in scope_reads.rows(conn, queries.traits, params):
         if provider_id in stale:
-            names[provider_id].append(name)
+            names[provider_id].append(sys.intern(name))
     fresh = {id_: Stock(generation, identity, uuids[id_],
                          tuple(inventories[id_]), tuple(names[id_]))
              for id_, (_parent, _root, generation, identity)
