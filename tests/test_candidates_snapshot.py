@@ -128,6 +128,33 @@ def test_whole_cloud_reads_place_again_only_changed_providers(
     assert placed == [2, 1, 1]
 
 
+@pytest.mark.only_backends('postgresql')
+def test_a_cloud_at_rest_is_not_read_again_on_postgresql(environment,
+                                                         statements):
+    """While no transaction has committed since the last whole-cloud read
+    (the same pg_current_snapshot()), the next request reads nothing of
+    the cloud; any commit, even to another table, makes it read again."""
+    _create_host(environment, 'cn1', 4)
+    _create_host(environment, 'cn2', 8)
+
+    def cloud_reads():
+        return [s for s in statements if 'string_agg' in s]
+
+    assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
+    assert len(cloud_reads()) == 1
+    at_rest = cloud._LAST[environment.db.read_engine]
+    assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
+    assert len(cloud_reads()) == 1
+    assert cloud._LAST[environment.db.read_engine] is at_rest
+
+    _request(environment, 'PUT', '/traits/CUSTOM_ELSEWHERE', expect=201)
+    assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
+    assert len(cloud_reads()) == 2
+    _put_inventories(environment, 'cn2', 16, generation=1)
+    assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 16}
+    assert len(cloud_reads()) == 3
+
+
 def test_patched_whole_cloud_reads_answer_as_fresh_ones(environment):
     """After each change, the answer built on the last whole-cloud read
     equals the one a process that kept nothing gives."""

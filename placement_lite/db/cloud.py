@@ -29,15 +29,33 @@ _LAST = weakref.WeakKeyDictionary()
 def read(conn, place):
     """The CloudRead of the whole cloud: the last one made in this
     process, patched (see CloudRead.patched); ``place(rows)`` places the
-    providers whose state changed (see stock.places)."""
+    providers whose state changed (see stock.places).
+
+    On PostgreSQL a read also notes the transactions its statement saw
+    (``pg_current_snapshot()``). While a new statement sees exactly the
+    same ones, nothing has been committed since, anywhere in the database,
+    and the last read is the cloud as it is: a small statement instead of
+    reading every provider and allocation (at 5,000 hosts, tens of
+    milliseconds of the database's time). Any commit, to whatever table,
+    changes the snapshot and the texts are read and compared as before."""
     ids_reused = scope_reads.ids_reused(conn)
+    last = _LAST.get(conn.engine)
+    transactions_seen = None
     if conn.dialect.name == 'mysql':
         state, usage = _mysql_texts(conn, ids_reused)
+    elif conn.dialect.name == 'postgresql':
+        if (last is not None and last.transactions_seen is not None
+                and conn.execute(_TRANSACTIONS_SEEN).scalar()
+                == last.transactions_seen):
+            return last
+        state, usage, transactions_seen = conn.execute(
+            _query(ids_reused, with_transactions_seen=True)).one()
     else:
         state, usage = conn.execute(_query(ids_reused)).one()
-    last = _LAST.get(conn.engine) or _nothing_read()
-    made = _LAST[conn.engine] = last.patched(_Lines(state), _Lines(usage),
+    made = (last or _nothing_read()).patched(_Lines(state), _Lines(usage),
                                              place)
+    made.transactions_seen = transactions_seen
+    _LAST[conn.engine] = made
     return made
 
 
@@ -45,12 +63,15 @@ class CloudRead(scope_reads.Read):
     """A Read of the whole cloud, with the state and usage it was made of
     (as _Lines), from which the next one is patched."""
 
-    __slots__ = ('state', 'usage')
+    __slots__ = ('state', 'usage', 'transactions_seen')
 
     def __init__(self, providers, used, holders, state, usage):
         super().__init__(providers, used, holders)
         self.state = state
         self.usage = usage
+        #: PostgreSQL: the snapshot (``pg_current_snapshot()`` as text) of
+        #: the statement that read ``state`` and ``usage``; None elsewhere.
+        self.transactions_seen = None
 
     def patched(self, state, usage, place):
         """This read of the whole cloud brought up to ``state`` and
@@ -181,12 +202,21 @@ def _columns(ids_reused):
              alloc.c.resource_class_id, alloc.c.used))
 
 
+#: PostgreSQL: which transactions a statement sees, as text.
+_TRANSACTIONS_SEEN = sa.select(sa.cast(sa.func.pg_current_snapshot(),
+                                       sa.Text))
+
+
 @functools.cache
-def _query(ids_reused):
+def _query(ids_reused, with_transactions_seen=False):
     """The state of every provider and every allocation, as two text
-    values (see _Lines)."""
+    values (see _Lines), and with ``with_transactions_seen`` the
+    transactions the statement saw (PostgreSQL)."""
     state, usage = _columns(ids_reused)
-    return sa.select(_text_lines(*state), _text_lines(*usage))
+    columns = [_text_lines(*state), _text_lines(*usage)]
+    if with_transactions_seen:
+        columns.append(_TRANSACTIONS_SEEN.scalar_subquery())
+    return sa.select(*columns)
 
 
 @functools.cache
