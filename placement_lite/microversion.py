@@ -1,4 +1,5 @@
-"""Microversions: the supported range and helpers for handlers.
+"""Microversions: the versions served, the feature each one brought, and
+helpers for handlers.
 
 Parsing the ``OpenStack-API-Version`` header, ``latest``, the 400 and 406
 answers and the response headers are done by microversion-parse's WSGI
@@ -7,19 +8,80 @@ version X?" through :func:`at_least` or gate a whole route with
 :func:`require`.
 """
 
+import typing
+
 from placement_lite import errors
 
 SERVICE_TYPE = 'placement'
-MIN_VERSION = '1.0'
-REFERENCE_MAX_VERSION = '1.39'
-#: placement_lite's own microversions, served when extensions are enabled.
-EXTENSION_VERSIONS = ['1.40']
+
+
+class Version(typing.NamedTuple):
+    """A microversion, ordered as its (major, minor) tuple."""
+
+    major: int
+    minor: int
+
+    def __str__(self):
+        return '%d.%d' % self
+
+
+# The reference's microversions, each named for what it introduced.
+MINIMUM = Version(1, 0)
+PROVIDER_AGGREGATES = Version(1, 1)
+CUSTOM_RESOURCE_CLASSES = Version(1, 2)
+PROVIDERS_MEMBER_OF = Version(1, 3)
+PROVIDERS_RESOURCES = Version(1, 4)
+DELETE_ALL_INVENTORIES = Version(1, 5)
+TRAITS = Version(1, 6)
+RESOURCE_CLASS_PUT_CREATES = Version(1, 7)
+ALLOCATION_OWNERS = Version(1, 8)  # project_id and user_id required
+PROJECT_USAGES = Version(1, 9)
+ALLOCATION_CANDIDATES = Version(1, 10)
+PROVIDER_ALLOCATIONS_LINK = Version(1, 11)
+ALLOCATIONS_BY_PROVIDER = Version(1, 12)  # keyed by provider uuid
+POST_ALLOCATIONS = Version(1, 13)
+NESTED_PROVIDERS = Version(1, 14)
+LAST_MODIFIED = Version(1, 15)
+CANDIDATES_LIMIT = Version(1, 16)
+CANDIDATES_REQUIRED = Version(1, 17)  # and traits in provider summaries
+PROVIDERS_REQUIRED = Version(1, 18)
+AGGREGATES_GENERATION = Version(1, 19)
+CREATED_PROVIDER_BODY = Version(1, 20)  # POST answers with the provider
+CANDIDATES_MEMBER_OF = Version(1, 21)
+FORBIDDEN_TRAITS = Version(1, 22)
+ERROR_CODES = Version(1, 23)
+MULTIPLE_MEMBER_OF = Version(1, 24)
+GRANULAR_GROUPS = Version(1, 25)
+RESERVED_MAY_EQUAL_TOTAL = Version(1, 26)
+SUMMARIES_ALL_RESOURCES = Version(1, 27)
+CONSUMER_GENERATIONS = Version(1, 28)
+NESTED_AWARE_CANDIDATES = Version(1, 29)
+RESHAPER = Version(1, 30)
+CANDIDATES_IN_TREE = Version(1, 31)
+FORBIDDEN_AGGREGATES = Version(1, 32)
+NAMED_GROUP_SUFFIXES = Version(1, 33)
+GROUP_MAPPINGS = Version(1, 34)
+ROOT_REQUIRED = Version(1, 35)
+SAME_SUBTREE = Version(1, 36)
+REPARENTING = Version(1, 37)
+CONSUMER_TYPES = Version(1, 38)
+ANY_TRAITS = Version(1, 39)
+
+# placement_lite's own, served when [api] enable_extensions is set.
+DEVICE_PROFILES = Version(1, 40)
+
+#: The newest microversion of openstack-placement 16.0.0.
+REFERENCE_MAXIMUM = ANY_TRAITS
+#: The newest with extensions.
+EXTENSION_MAXIMUM = DEVICE_PROFILES
 
 
 def versions(enable_extensions):
-    """The ordered list of versions the service answers to."""
-    reference = ['1.%d' % minor for minor in range(0, 40)]
-    return reference + (EXTENSION_VERSIONS if enable_extensions else [])
+    """Every version served, oldest first, as the middleware and the
+    version document spell them."""
+    newest = EXTENSION_MAXIMUM if enable_extensions else REFERENCE_MAXIMUM
+    return [str(Version(MINIMUM.major, minor))
+            for minor in range(MINIMUM.minor, newest.minor + 1)]
 
 
 def parse(version_string):

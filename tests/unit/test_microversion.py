@@ -14,3 +14,16 @@ def test_extensions_add_1_40():
 
 def test_parse():
     assert microversion.parse('1.38') == (1, 38)
+
+
+def test_version_is_a_comparable_tuple_written_as_text():
+    assert microversion.NESTED_PROVIDERS == (1, 14)
+    assert microversion.NESTED_PROVIDERS > microversion.PROVIDERS_RESOURCES
+    assert str(microversion.NESTED_PROVIDERS) == '1.14'
+
+
+def test_every_served_version_is_a_named_feature():
+    named = {value for name, value in vars(microversion).items()
+             if isinstance(value, microversion.Version)}
+    assert sorted(str(version) for version in named) == sorted(
+        microversion.versions(enable_extensions=True))
