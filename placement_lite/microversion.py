@@ -104,3 +104,25 @@ def require(req, min_version, max_version=None):
     if not version.matches(parse(min_version),
                            parse(max_version) if max_version else None):
         raise errors.NotFound('')
+
+
+def schema_for(version, schemas):
+    """The schema of ``(since version, schema)`` pairs, newest first, in
+    force at ``version``."""
+    for since, schema in schemas:
+        if version >= since:
+            return schema
+    raise ValueError('no schema at microversion %s' % (version,))
+
+
+def schemas_since(since, build):
+    """``(since version, schema)`` pairs, newest first, for a schema that
+    ``build(version)`` writes: a pair from ``since`` and one from every
+    later version where what it writes changes."""
+    pairs = []
+    for minor in range(since.minor, EXTENSION_MAXIMUM.minor + 1):
+        version = Version(since.major, minor)
+        schema = build(version)
+        if not pairs or schema != pairs[-1][1]:
+            pairs.append((version, schema))
+    return pairs[::-1]

@@ -34,12 +34,13 @@ class ProviderAggregates:
         # The reference answers 404 for an unknown provider before it
         # looks at the body.
         providers.get_provider(req.placement.db, uuid)
+        data = util.json_body(req, microversion.schema_for(
+            microversion.of(req), schemas.SET_AGGREGATES))
         if microversion.at_least(req, _WITH_GENERATION):
-            data = util.json_body(req, schemas.SET_AGGREGATES_1_19)
             aggregate_uuids = data['aggregates']
             generation = data['resource_provider_generation']
         else:
-            aggregate_uuids = util.json_body(req, schemas.SET_AGGREGATES)
+            aggregate_uuids = data
             generation = None
         generation = provider_aggregates.set_aggregates(
             req.placement.db, uuid, aggregate_uuids, generation)

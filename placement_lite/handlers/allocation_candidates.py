@@ -19,7 +19,7 @@ class AllocationCandidates:
         req.placement.can('placement:allocation_candidates:list')
         version = tuple(microversion.of(req))
         pairs = util.query_pairs(req)
-        query.validate(req, schema.query_schema(version))
+        query.validate(req, microversion.schema_for(version, schema.QUERY))
         if version >= (1, 40):
             pairs = device_profiles.expand_request(req.placement.db, pairs)
         request = engine.parse_query(pairs, version)

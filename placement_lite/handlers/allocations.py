@@ -82,7 +82,8 @@ class ConsumerAllocations:
         if canonical is None:
             raise errors.BadRequest('Malformed consumer_uuid: %s'
                                     % consumer_uuid)
-        data = util.json_body(req, util.schema_for(req, schemas.PUT_SCHEMAS))
+        data = util.json_body(req, microversion.schema_for(
+            microversion.of(req), schemas.PUT_SCHEMAS))
         util.refuse_amounts_beyond_column(data)
         allocations.set_allocations(
             req.placement, [consumer_claim(req, canonical, data)],
@@ -102,7 +103,8 @@ class AllocationsByConsumer:
         microversion.require(req, '1.13')
         util.require_json_content(req)
         req.placement.can('placement:allocations:manage')
-        data = util.json_body(req, util.schema_for(req, schemas.POST_SCHEMAS))
+        data = util.json_body(req, microversion.schema_for(
+            microversion.of(req), schemas.POST_SCHEMAS))
         util.refuse_amounts_beyond_column(data)
         allocations.set_allocations(
             req.placement,

@@ -26,7 +26,8 @@ class Reshaper:
         microversion.require(req, '1.30')
         util.require_json_content(req)
         req.placement.can('placement:reshaper:reshape')
-        data = util.json_body(req, util.schema_for(req, schemas.SCHEMAS))
+        data = util.json_body(req, microversion.schema_for(
+            microversion.of(req), schemas.SCHEMAS))
         util.refuse_amounts_beyond_column(data)
         wanted = {
             uuid: reshaper.ProviderInventories(

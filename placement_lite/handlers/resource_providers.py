@@ -69,10 +69,8 @@ def _modified(provider):
 
 def _list_filters(req):
     """ProviderFilters from the query string, validated per microversion."""
-    for version, schema in schemas.LIST_QUERY:
-        if microversion.of(req).matches(version):
-            query.validate(req, schema)
-            break
+    query.validate(req, microversion.schema_for(microversion.of(req),
+                                                schemas.LIST_QUERY))
     given = query.last_values(req)
     filters = providers.ProviderFilters(
         name=given.get('name'), uuid=given.get('uuid'),
@@ -106,9 +104,8 @@ class ResourceProviders:
     def on_post(self, req, resp):
         util.require_json_content(req)
         req.placement.can('placement:resource_providers:create')
-        schema = (schemas.CREATE_1_14 if microversion.at_least(req, '1.14')
-                  else schemas.CREATE)
-        data = util.json_body(req, schema)
+        data = util.json_body(req, microversion.schema_for(
+            microversion.of(req), schemas.CREATE))
         uuid = str(uuidlib.UUID(data['uuid'])) if data.get('uuid') else str(
             uuidlib.uuid4())
         provider = providers.create_provider(
@@ -143,9 +140,8 @@ class ResourceProvider:
         # The reference answers 404 for an unknown provider before it
         # looks at the body.
         providers.get_provider(req.placement.db, uuid)
-        with_parent = microversion.at_least(req, '1.14')
-        data = util.json_body(
-            req, schemas.UPDATE_1_14 if with_parent else schemas.UPDATE)
+        data = util.json_body(req, microversion.schema_for(
+            microversion.of(req), schemas.UPDATE))
         provider, before = providers.update_provider(
             req.placement.db, uuid, data['name'],
             data.get('parent_provider_uuid', providers.KEEP_PARENT),

@@ -33,13 +33,13 @@ class TotalUsages:
         given = query.last_values(req)
         req.placement.can('placement:usages',
                           {'project_id': given.get('project_id')})
+        query.validate(req, microversion.schema_for(microversion.of(req),
+                                                    schemas.USAGES_QUERY))
         if microversion.at_least(req, '1.38'):
-            query.validate(req, schemas.USAGES_QUERY_1_38)
             body = usages.project_usages_by_type(
                 req.placement, given['project_id'], given.get('user_id'),
                 given.get('consumer_type'))
         else:
-            query.validate(req, schemas.USAGES_QUERY_1_9)
             body = usages.project_usages(
                 req.placement, given['project_id'], given.get('user_id'))
         util.render(resp, {'usages': body})

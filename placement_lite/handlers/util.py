@@ -178,14 +178,6 @@ def validate(data, schema, code=errors.DEFAULT):
                                 code=code)
 
 
-def schema_for(req, version_schemas):
-    """The first schema whose microversion the request is at (newest first)."""
-    for version, schema in version_schemas:
-        if microversion.at_least(req, version):
-            return schema
-    raise ValueError('no schema for this microversion')
-
-
 def query_pairs(req):
     """The query string as an ordered list of (key, value) pairs, parsed
     as the reference (webob) parses it: pairs separated by ``&`` or ``;``,

@@ -2,51 +2,64 @@
 
 The query is validated as a dict of the last value of each key, as the
 reference does, before any parsing.
+
+One function writes the schema at any version rather than one literal per
+variant: the variants share most of their keys, in an order 400 messages
+show. :data:`QUERY` keeps what it writes as the other schema modules keep
+their schemas, (since version, schema) pairs for
+:func:`placement_lite.microversion.schema_for`.
 """
 
+from placement_lite import microversion
 from placement_lite.engine import request as candidate_request
 
 _STRING = {'type': 'string'}
 
 
-def query_schema(version):
-    """The JSON schema for the query at ``version`` (a (major, minor) tuple)."""
+def _query(version):
+    """The JSON schema for the query at ``version``."""
     properties = {}
     schema = {'type': 'object', 'properties': properties}
-    if version < (1, 25):
+    if version < microversion.GRANULAR_GROUPS:
         properties['resources'] = dict(_STRING)
         schema['required'] = ['resources']
     # Key order shows in the 400 message, which quotes the schema.
     schema['additionalProperties'] = False
-    if version >= (1, 16):
+    if version >= microversion.CANDIDATES_LIMIT:
         properties['limit'] = {
             'type': ['integer', 'string'],
             'pattern': '^[1-9][0-9]*$',
             'minimum': 1,
             'minLength': 1,
         }
-    if (1, 17) <= version < (1, 25):
+    if (microversion.CANDIDATES_REQUIRED <= version
+            < microversion.GRANULAR_GROUPS):
         properties['required'] = {'type': ['string']}
-    if (1, 21) <= version < (1, 25):
+    if (microversion.CANDIDATES_MEMBER_OF <= version
+            < microversion.GRANULAR_GROUPS):
         properties['member_of'] = {'type': ['string']}
-    if version >= (1, 25):
+    if version >= microversion.GRANULAR_GROUPS:
         properties['group_policy'] = {'type': 'string',
                                       'enum': ['none', 'isolate']}
         prefixes = ['resources', 'required', 'member_of']
-        if version >= (1, 31):
+        if version >= microversion.CANDIDATES_IN_TREE:
             prefixes.append('in_tree')
-        suffix = (candidate_request.NAMED_SUFFIX if version >= (1, 33)
+        suffix = (candidate_request.NAMED_SUFFIX
+                  if version >= microversion.NAMED_GROUP_SUFFIXES
                   else candidate_request.NUMBERED_SUFFIX)
         schema['patternProperties'] = {
             '^%s(%s)?$' % (prefix, suffix): dict(_STRING)
             for prefix in prefixes}
-    if version >= (1, 35):
+    if version >= microversion.ROOT_REQUIRED:
         properties['root_required'] = {'type': ['string']}
-    if version >= (1, 36):
+    if version >= microversion.SAME_SUBTREE:
         properties['same_subtree'] = {'type': ['string']}
-    if version >= (1, 40):
+    if version >= microversion.DEVICE_PROFILES:
         # placement_lite's extension: one device profile, expanded into
         # granular groups before parsing (domain.device_profiles).
         properties['device_profile'] = dict(_STRING)
     return schema
 
+
+#: (since version, query schema), newest first.
+QUERY = microversion.schemas_since(microversion.ALLOCATION_CANDIDATES, _query)

@@ -16,6 +16,8 @@ gives clients:
 
 import copy
 
+from placement_lite import microversion
+
 UUID_PATTERN = '^[0-9a-fA-F-]{36}$'
 NAME_PATTERN = '^[A-Z0-9_]+$'
 GROUP_SUFFIX_PATTERN = r'[a-zA-Z0-9_-]{1,64}'
@@ -152,22 +154,22 @@ _CONSUMER_1_28 = _with_generation(_CONSUMER_1_13)
 _CONSUMER_1_34 = _with_mappings(_CONSUMER_1_28)
 _CONSUMER_1_38 = _with_consumer_type(_CONSUMER_1_34)
 
-#: (lowest microversion, schema) for PUT /allocations/{consumer_uuid}.
+#: (since version, schema), newest first, for PUT /allocations/{consumer_uuid}.
 PUT_SCHEMAS = [
-    ('1.38', _CONSUMER_1_38),
-    ('1.34', _CONSUMER_1_34),
-    ('1.28', _CONSUMER_1_28),
-    ('1.12', _CONSUMER_1_12),
-    ('1.8', _list_form(with_owner=True)),
-    ('1.0', _list_form(with_owner=False)),
+    (microversion.CONSUMER_TYPES, _CONSUMER_1_38),
+    (microversion.GROUP_MAPPINGS, _CONSUMER_1_34),
+    (microversion.CONSUMER_GENERATIONS, _CONSUMER_1_28),
+    (microversion.ALLOCATIONS_BY_PROVIDER, _CONSUMER_1_12),
+    (microversion.ALLOCATION_OWNERS, _list_form(with_owner=True)),
+    (microversion.MINIMUM, _list_form(with_owner=False)),
 ]
 
-#: (lowest microversion, schema) for POST /allocations.
+#: (since version, schema), newest first, for POST /allocations.
 POST_SCHEMAS = [
-    ('1.38', _by_consumer(_CONSUMER_1_38)),
-    ('1.34', _by_consumer(_CONSUMER_1_34)),
-    ('1.28', _by_consumer(_CONSUMER_1_28)),
-    ('1.13', _by_consumer(_CONSUMER_1_13)),
+    (microversion.CONSUMER_TYPES, _by_consumer(_CONSUMER_1_38)),
+    (microversion.GROUP_MAPPINGS, _by_consumer(_CONSUMER_1_34)),
+    (microversion.CONSUMER_GENERATIONS, _by_consumer(_CONSUMER_1_28)),
+    (microversion.POST_ALLOCATIONS, _by_consumer(_CONSUMER_1_13)),
 ]
 
 

@@ -3,6 +3,7 @@
 consumers (as for ``POST /allocations`` at the same microversion, possibly
 none)."""
 
+from placement_lite import microversion
 from placement_lite.schemas import allocations
 from placement_lite.schemas import inventories
 
@@ -26,7 +27,8 @@ def _reshaper(allocations_schema):
     }
 
 
-#: (lowest microversion, schema), newest first; the route starts at 1.30.
-SCHEMAS = [(version, _reshaper(schema)) for version, schema in
+#: (since version, schema), newest first: those of POST /allocations in
+#: force from 1.30, where the route starts; the oldest is that of 1.28.
+SCHEMAS = [(since, _reshaper(schema)) for since, schema in
            allocations.by_consumer(0)
-           if version in ('1.38', '1.34', '1.28')]
+           if since >= microversion.CONSUMER_GENERATIONS]

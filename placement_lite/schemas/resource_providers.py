@@ -5,6 +5,8 @@ dictionaries is part of the API: it matches what clients of the reference
 see.
 """
 
+from placement_lite import microversion
+
 
 def _uuid():
     return {'type': 'string', 'format': 'uuid'}
@@ -28,23 +30,31 @@ def _provider_body(with_uuid, with_parent):
     }
 
 
-CREATE = _provider_body(with_uuid=True, with_parent=False)
-CREATE_1_14 = _provider_body(with_uuid=True, with_parent=True)
-UPDATE = _provider_body(with_uuid=False, with_parent=False)
-UPDATE_1_14 = _provider_body(with_uuid=False, with_parent=True)
+#: (since version, schema), newest first, for POST /resource_providers.
+CREATE = [
+    (microversion.NESTED_PROVIDERS,
+     _provider_body(with_uuid=True, with_parent=True)),
+    (microversion.MINIMUM, _provider_body(with_uuid=True, with_parent=False)),
+]
+#: (since version, schema), newest first, for PUT /resource_providers/{uuid}.
+UPDATE = [
+    (microversion.NESTED_PROVIDERS,
+     _provider_body(with_uuid=False, with_parent=True)),
+    (microversion.MINIMUM, _provider_body(with_uuid=False, with_parent=False)),
+]
 
 
-def _list_query(min_version):
-    """The GET /resource_providers query schema at ``min_version``."""
+def _list_query(version):
+    """The GET /resource_providers query schema at ``version``."""
     properties = {'name': {'type': 'string'}, 'uuid': _uuid()}
     added_in = [
-        ((1, 3), 'member_of', {'type': 'string'}),
-        ((1, 4), 'resources', {'type': 'string'}),
-        ((1, 14), 'in_tree', _uuid()),
-        ((1, 18), 'required', {'type': 'string'}),
+        (microversion.PROVIDERS_MEMBER_OF, 'member_of', {'type': 'string'}),
+        (microversion.PROVIDERS_RESOURCES, 'resources', {'type': 'string'}),
+        (microversion.NESTED_PROVIDERS, 'in_tree', _uuid()),
+        (microversion.PROVIDERS_REQUIRED, 'required', {'type': 'string'}),
     ]
-    for version, name, schema in added_in:
-        if min_version >= version:
+    for since, name, schema in added_in:
+        if version >= since:
             properties[name] = schema
     return {
         'type': 'object',
@@ -53,6 +63,5 @@ def _list_query(min_version):
     }
 
 
-#: (first microversion, query schema), newest first.
-LIST_QUERY = [(version, _list_query(version))
-              for version in [(1, 18), (1, 14), (1, 4), (1, 3), (1, 0)]]
+#: (since version, query schema), newest first.
+LIST_QUERY = microversion.schemas_since(microversion.MINIMUM, _list_query)

@@ -2,11 +2,12 @@
 
 import copy
 
+from placement_lite import microversion
 from placement_lite.schemas import allocations
 
 _EXTERNAL_ID = {'type': 'string', 'minLength': 1, 'maxLength': 255}
 
-USAGES_QUERY_1_9 = {
+_QUERY_1_9 = {
     'type': 'object',
     'properties': {
         'project_id': dict(_EXTERNAL_ID),
@@ -17,10 +18,16 @@ USAGES_QUERY_1_9 = {
 }
 
 #: From 1.38: ``consumer_type`` filter, a type name, ``all`` or ``unknown``.
-USAGES_QUERY_1_38 = copy.deepcopy(USAGES_QUERY_1_9)
-USAGES_QUERY_1_38['properties']['consumer_type'] = {
+_QUERY_1_38 = copy.deepcopy(_QUERY_1_9)
+_QUERY_1_38['properties']['consumer_type'] = {
     'type': 'string',
     'pattern': allocations.NAME_PATTERN + '|^all|^unknown$',
     'minLength': 1,
     'maxLength': 255,
 }
+
+#: (since version, schema), newest first.
+USAGES_QUERY = [
+    (microversion.CONSUMER_TYPES, _QUERY_1_38),
+    (microversion.PROJECT_USAGES, _QUERY_1_9),
+]

@@ -37,7 +37,7 @@ from placement_lite.schemas import usages
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir,
                                     os.pardir))
 PATH = os.path.join(REPO, 'api-ref', 'openapi.yaml')
-MAX_VERSION = microversion.versions(True)[-1]
+MAX_VERSION = microversion.EXTENSION_MAXIMUM
 
 #: Tags, in page order: (tag, page file name, title).
 TAGS = [
@@ -77,17 +77,16 @@ class _Schemas:
         return {'$ref': '#/components/schemas/%s' % name}
 
     def versioned(self, name, version_schemas, max_version=MAX_VERSION):
-        """anyOf one component per entry of a (lowest version, schema)
+        """anyOf one component per entry of a (since version, schema)
         list, newest first, as placement_lite.schemas keeps them."""
         self.used.add(id(version_schemas))
         variants = []
         upper = max_version
-        for lowest, schema in version_schemas:
-            lowest = lowest if isinstance(lowest, str) else '%d.%d' % lowest
+        for since, schema in version_schemas:
             variants.append(self.use(
-                '%s_%s' % (name, lowest.replace('.', '_')), schema,
-                _range(lowest, upper)))
-            upper = _previous(lowest)
+                '%s_%d_%d' % (name, since.major, since.minor), schema,
+                _range(since, upper)))
+            upper = microversion.Version(since.major, since.minor - 1)
         return {'anyOf': variants}
 
 
@@ -95,11 +94,6 @@ def _range(lowest, highest):
     if lowest == highest:
         return 'Microversion %s.' % lowest
     return 'Microversions %s to %s.' % (lowest, highest)
-
-
-def _previous(version):
-    major, minor = microversion.parse(version)
-    return '%d.%d' % (major, minor - 1)
 
 
 def _ref(kind, name):
@@ -414,9 +408,7 @@ def _providers(b):
                         headers=['Location']),
           '200': _json('Provider', 'Created (from microversion 1.20).',
                        headers=_PROVIDER_LOCATION)},
-         body=s.versioned('ProviderCreate', [
-             ('1.14', resource_providers.CREATE_1_14),
-             ('1.0', resource_providers.CREATE)]))
+         body=s.versioned('ProviderCreate', resource_providers.CREATE))
     b.op('get', '/resource_providers/{uuid}', 'providers',
          'Show a resource provider',
          [('1.0', 'The provider.'), ('1.14', 'Parent and root.'),
@@ -428,9 +420,7 @@ def _providers(b):
           ('1.14', 'Sets parent_provider_uuid once.'),
           ('1.37', 'Moves a provider to another parent or to the root.')],
          {'200': _json('Provider', headers=_LAST_MODIFIED)},
-         body=s.versioned('ProviderUpdate', [
-             ('1.14', resource_providers.UPDATE_1_14),
-             ('1.0', resource_providers.UPDATE)]))
+         body=s.versioned('ProviderUpdate', resource_providers.UPDATE))
     b.op('delete', '/resource_providers/{uuid}', 'providers',
          'Delete a resource provider',
          [('1.0', 'Refused (409) while it has allocations or children.')],
@@ -566,9 +556,7 @@ def _aggregates(b):
           ('1.19', 'The body is an object with the list and the provider '
                    'generation.')],
          {'200': _json('ProviderAggregates', headers=_LAST_MODIFIED)},
-         body=s.versioned('AggregatesSet', [
-             ('1.19', aggregates.SET_AGGREGATES_1_19),
-             ('1.1', aggregates.SET_AGGREGATES)]))
+         body=s.versioned('AggregatesSet', aggregates.SET_AGGREGATES))
 
 
 def _allocations(b):
@@ -616,9 +604,8 @@ def _usages(b):
     b.op('get', '/resource_providers/{uuid}/usages', 'usages',
          "A provider's usages", [('1.0', 'Used amounts by class.')],
          {'200': _json('ProviderUsages', headers=_LAST_MODIFIED)})
-    s.used.add(id(usages.USAGES_QUERY_1_9))
-    s.used.add(id(usages.USAGES_QUERY_1_38))
-    schema = usages.USAGES_QUERY_1_38
+    s.used.add(id(usages.USAGES_QUERY))
+    schema = microversion.schema_for(MAX_VERSION, usages.USAGES_QUERY)
     text = {'project_id': 'The project.',
             'user_id': 'Only the usage of this user.',
             'consumer_type': ('From microversion 1.38: a consumer type, '
@@ -645,9 +632,12 @@ def _reshaper(b):
 
 def _candidates(b):
     s = b.schemas
-    s.used.add(id(allocation_candidates.query_schema))
-    by_version = {version: allocation_candidates.query_schema(version)
-                  for version in [(1, 10), (1, 24), (1, 40)]}
+    s.used.add(id(allocation_candidates.QUERY))
+    by_version = {version: microversion.schema_for(
+        version, allocation_candidates.QUERY)
+        for version in [microversion.ALLOCATION_CANDIDATES,
+                        microversion.MULTIPLE_MEMBER_OF,
+                        microversion.DEVICE_PROFILES]}
     named = {}
     for version, schema in sorted(by_version.items()):
         named.update(schema['properties'])
@@ -672,7 +662,7 @@ def _candidates(b):
     params = [_query(name, schema, text[name])
               for name, schema in named.items() if name != 'in_tree']
     params.insert(3, _query('in_tree', _STR, text['in_tree']))
-    granular = by_version[(1, 40)]['patternProperties']
+    granular = by_version[microversion.DEVICE_PROFILES]['patternProperties']
     params.append({
         'name': 'groups', 'in': 'query', 'style': 'form', 'explode': True,
         'description': (
@@ -791,7 +781,7 @@ def build():
         'openapi': '3.1.0',
         'info': {
             'title': 'placement_lite',
-            'version': MAX_VERSION,
+            'version': str(MAX_VERSION),
             'summary': ('The OpenStack Placement API (microversions '
                         '1.0-1.39) and placement_lite\'s 1.40.'),
             'description': (

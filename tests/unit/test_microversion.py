@@ -1,3 +1,5 @@
+import pytest
+
 from placement_lite import microversion
 
 
@@ -27,3 +29,24 @@ def test_every_served_version_is_a_named_feature():
              if isinstance(value, microversion.Version)}
     assert sorted(str(version) for version in named) == sorted(
         microversion.versions(enable_extensions=True))
+
+
+SCHEMAS = [(microversion.CONSUMER_TYPES, 'newest'),
+           (microversion.NESTED_PROVIDERS, 'nested'),
+           (microversion.MINIMUM, 'first')]
+
+
+@pytest.mark.parametrize('version, expected', [
+    ((1, 0), 'first'), ((1, 13), 'first'), ((1, 14), 'nested'),
+    ((1, 37), 'nested'), ((1, 38), 'newest'), ((1, 40), 'newest')])
+def test_schema_for_takes_the_newest_in_force(version, expected):
+    assert microversion.schema_for(version, SCHEMAS) == expected
+
+
+def test_schemas_since_keeps_each_version_where_the_schema_changes():
+    def build(version):
+        return {'tree': version >= microversion.NESTED_PROVIDERS}
+    assert microversion.schemas_since(microversion.PROVIDER_AGGREGATES,
+                                      build) == [
+        (microversion.NESTED_PROVIDERS, {'tree': True}),
+        (microversion.PROVIDER_AGGREGATES, {'tree': False})]
