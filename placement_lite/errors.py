@@ -20,6 +20,8 @@ import re
 import webob.acceptparse
 import webob.exc
 
+from placement_lite import microversion
+
 # Error codes, as strings clients can rely on.
 DEFAULT = 'placement.undefined_code'
 INVENTORY_INUSE = 'placement.inventory.inuse'
@@ -38,8 +40,6 @@ DEVICE_PROFILE_DUPLICATE_NAME = 'placement_lite.device_profile.duplicate_name'
 DEVICE_PROFILE_UNKNOWN = 'placement_lite.device_profile.unknown'
 DEVICE_PROFILE_SUFFIX_IN_USE = 'placement_lite.device_profile.suffix_in_use'
 
-ERROR_CODE_MICROVERSION = (1, 23)
-MICROVERSION_ENVIRON = 'placement.microversion'
 REQUEST_ID_ENVIRON = 'openstack.request_id'
 ERROR_CODE_ENVIRON = 'placement.error_code'
 #: Response headers (lower case) an error's answer must leave out; set by
@@ -199,8 +199,8 @@ def error_document(status, detail_string, environ, code=None):
         'title': http.HTTPStatus(status).phrase,
         'detail': detail_string,
     }
-    version = environ.get(MICROVERSION_ENVIRON)
-    if version is not None and version.matches(ERROR_CODE_MICROVERSION):
+    version = environ.get(microversion.ENVIRON)
+    if version is not None and version >= microversion.ERROR_CODES:
         error['code'] = code or environ.get(ERROR_CODE_ENVIRON) or DEFAULT
     if REQUEST_ID_ENVIRON in environ:
         error['request_id'] = environ[REQUEST_ID_ENVIRON]
@@ -247,7 +247,7 @@ def webob_json_formatter(min_version, max_version):
         status_code = int(status.split(None, 1)[0])
         document = error_document(status_code, webob.exc.strip_tags(body),
                                   environ)
-        if status_code == 406 and MICROVERSION_ENVIRON not in environ:
+        if status_code == 406 and microversion.ENVIRON not in environ:
             document['errors'][0]['max_version'] = max_version
             document['errors'][0]['min_version'] = min_version
         return document

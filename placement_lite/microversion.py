@@ -1,18 +1,28 @@
 """Microversions: the versions served, the feature each one brought, and
-helpers for handlers.
+the one way code asks which applies.
 
 Parsing the ``OpenStack-API-Version`` header, ``latest``, the 400 and 406
 answers and the response headers are done by microversion-parse's WSGI
-middleware (see ``app.py``); handlers only ask "is this request at least
-version X?" through :func:`at_least` or gate a whole route with
-:func:`require`.
+middleware (see ``app.py``). It leaves the request's version in the WSGI
+environ as a ``(major, minor)`` named tuple, which compares with the
+:class:`Version` constants below as tuples do. So code branches with
+``microversion.of(req) >= microversion.NESTED_PROVIDERS`` in a handler and
+``version >= microversion.NESTED_PROVIDERS`` below the handlers, which are
+given the version, never the request; a handler refuses a route that does
+not exist yet with ``handlers.util.require_version`` and picks a JSON schema
+with :func:`schema_for`.
+
+This module imports only the standard library, so that errors.py, which
+renders by microversion, and the openstackclient plugin, which must not
+load the server, can use it (and so the 404 of a route not there yet is
+raised in handlers.util).
 """
 
 import typing
 
-from placement_lite import errors
-
 SERVICE_TYPE = 'placement'
+#: Where microversion-parse's middleware leaves a request's version.
+ENVIRON = SERVICE_TYPE + '.microversion'
 
 
 class Version(typing.NamedTuple):
@@ -84,26 +94,10 @@ def versions(enable_extensions):
             for minor in range(MINIMUM.minor, newest.minor + 1)]
 
 
-def parse(version_string):
-    major, minor = version_string.split('.')
-    return int(major), int(minor)
-
-
 def of(req):
-    """The microversion of a falcon request."""
-    return req.env[errors.MICROVERSION_ENVIRON]
-
-
-def at_least(req, version_string):
-    return of(req).matches(parse(version_string))
-
-
-def require(req, min_version, max_version=None):
-    """404, as the reference answers, when the route does not exist at this version."""
-    version = of(req)
-    if not version.matches(parse(min_version),
-                           parse(max_version) if max_version else None):
-        raise errors.NotFound('')
+    """The microversion of a falcon request (microversion-parse's
+    Version: a (major, minor) named tuple)."""
+    return req.env[ENVIRON]
 
 
 def schema_for(version, schemas):

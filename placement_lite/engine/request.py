@@ -16,6 +16,7 @@ import dataclasses
 import re
 
 from placement_lite import errors
+from placement_lite import microversion
 from placement_lite import querystring
 from placement_lite.schemas import common
 
@@ -26,7 +27,8 @@ NAMED_SUFFIX = r'[a-zA-Z0-9_-]{1,64}'
 
 def group_key_pattern(version):
     """The regex for a group key (``resources``, ``required_NIC``, ...)."""
-    suffix = NAMED_SUFFIX if version >= (1, 33) else NUMBERED_SUFFIX
+    suffix = (NAMED_SUFFIX if version >= microversion.NAMED_GROUP_SUFFIXES
+              else NUMBERED_SUFFIX)
     return re.compile(r'^(%s)(%s)?$' % ('|'.join(GROUP_PREFIXES), suffix))
 
 
@@ -86,11 +88,11 @@ def parse_query(pairs, version):
     request = CandidateRequest(groups={})
     _parse_request_wide(request, pairs)
     request.groups = _parse_groups(pairs, version)
-    if version >= (1, 36):
+    if version >= microversion.SAME_SUBTREE:
         _check_resourceless_groups(request)
     else:
         _check_orphans(request.groups)
-    if version >= (1, 22):
+    if version >= microversion.FORBIDDEN_TRAITS:
         _check_trait_conflicts(request.groups)
     _check_group_policy(request)
     return request
@@ -168,13 +170,14 @@ def _parse_groups(pairs, version):
 
 def _group_traits(pairs, key, version):
     values = _values(pairs, key)
-    if version < (1, 39):
+    if version < microversion.ANY_TRAITS:
         # Before any-traits, only the last of repeated values counts.
         values = values[-1:]
     required, forbidden = [], set()
     for value in values:
         more_required, more_forbidden = querystring.parse_traits(
-            value, version >= (1, 22), version >= (1, 39))
+            value, version >= microversion.FORBIDDEN_TRAITS,
+            version >= microversion.ANY_TRAITS)
         required += more_required
         forbidden |= more_forbidden
     return required, forbidden
@@ -183,7 +186,7 @@ def _group_traits(pairs, key, version):
 def _group_aggregates(pairs, suffix, version):
     key = 'member_of' + suffix
     values = _values(pairs, key)
-    if version < (1, 24) and len(values) > 1:
+    if version < microversion.MULTIPLE_MEMBER_OF and len(values) > 1:
         raise errors.BadRequest(
             'Multiple member_of%s parameters are not supported' % suffix)
     required, forbidden = [], set()
@@ -192,7 +195,7 @@ def _group_aggregates(pairs, suffix, version):
         if any_of:
             required.append(any_of)
         if none_of:
-            if version < (1, 32):
+            if version < microversion.FORBIDDEN_AGGREGATES:
                 raise errors.BadRequest(
                     'Forbidden member_of%s parameters are not supported in '
                     'the specified microversion' % suffix)

@@ -6,12 +6,10 @@ from placement_lite.domain import providers
 from placement_lite.handlers import util
 from placement_lite.schemas import aggregates as schemas
 
-_WITH_GENERATION = '1.19'
-
 
 def _render(req, resp, aggregate_uuids, generation):
     document = {'aggregates': aggregate_uuids}
-    if microversion.at_least(req, _WITH_GENERATION):
+    if microversion.of(req) >= microversion.AGGREGATES_GENERATION:
         document['resource_provider_generation'] = generation
     util.render(resp, document)
     # Memberships carry no timestamps: the reference says "now".
@@ -21,7 +19,7 @@ def _render(req, resp, aggregate_uuids, generation):
 class ProviderAggregates:
     def on_get(self, req, resp, uuid):
         util.require_json_accept(req)
-        microversion.require(req, '1.1')
+        util.require_version(req, microversion.PROVIDER_AGGREGATES)
         req.placement.can('placement:resource_providers:aggregates:list')
         provider, aggregate_uuids = provider_aggregates.get_aggregates(
             req.placement.db, uuid)
@@ -29,14 +27,15 @@ class ProviderAggregates:
 
     def on_put(self, req, resp, uuid):
         util.require_json_content(req)
-        microversion.require(req, '1.1')
+        util.require_version(req, microversion.PROVIDER_AGGREGATES)
         req.placement.can('placement:resource_providers:aggregates:update')
         # The reference answers 404 for an unknown provider before it
         # looks at the body.
         providers.get_provider(req.placement.db, uuid)
+        version = microversion.of(req)
         data = util.json_body(req, microversion.schema_for(
-            microversion.of(req), schemas.SET_AGGREGATES))
-        if microversion.at_least(req, _WITH_GENERATION):
+            version, schemas.SET_AGGREGATES))
+        if version >= microversion.AGGREGATES_GENERATION:
             aggregate_uuids = data['aggregates']
             generation = data['resource_provider_generation']
         else:

@@ -14,18 +14,18 @@ from placement_lite.schemas import allocation_candidates as schema
 
 class AllocationCandidates:
     def on_get(self, req, resp):
-        microversion.require(req, '1.10')
+        util.require_version(req, microversion.ALLOCATION_CANDIDATES)
         util.require_json_accept(req)
         req.placement.can('placement:allocation_candidates:list')
-        version = tuple(microversion.of(req))
+        version = microversion.of(req)
         pairs = util.query_pairs(req)
         query.validate(req, microversion.schema_for(version, schema.QUERY))
-        if version >= (1, 40):
+        if version >= microversion.DEVICE_PROFILES:
             pairs = device_profiles.expand_request(req.placement.db, pairs)
         request = engine.parse_query(pairs, version)
         found = engine.find_candidates(
             req.placement.db, req.placement.conf, request,
-            nested_aware=version >= (1, 29))
+            nested_aware=version >= microversion.NESTED_AWARE_CANDIDATES)
         req.env[requestlog.CANDIDATES] = (len(found.allocation_requests),
                                           found.trees)
         util.render_json_bytes(resp, render(found, request, version))
@@ -38,8 +38,10 @@ def render(found, request, version):
     fixed shape without building the body as dicts first, which costs
     more than the output."""
     shape = _Shape(
-        None if version >= (1, 27) else request.requested_resource_classes,
-        version >= (1, 17), version >= (1, 29))
+        None if version >= microversion.SUMMARIES_ALL_RESOURCES
+        else request.requested_resource_classes,
+        version >= microversion.CANDIDATES_REQUIRED,
+        version >= microversion.NESTED_AWARE_CANDIDATES)
     return b''.join((
         b'{"allocation_requests": [',
         _allocation_requests(found, version).encode(),
@@ -80,14 +82,14 @@ def _allocation_requests(found, version):
     amounts = _Once(lambda items: _object(['%s: %d' % (_quote(name), amount)
                                            for name, amount in items]))
     suffixes = _Once(_quote)
-    if version < (1, 12):
+    if version < microversion.ALLOCATIONS_BY_PROVIDER:
         return ', '.join(
             '{"allocations": [%s]}' % ', '.join([
                 '{"resource_provider": {"uuid": %s}, "resources": %s}'
                 % (quoted[p], amounts[tuple(r.items())])
                 for p, r in c.allocations.items()])
             for c in found.allocation_requests)
-    with_mappings = version >= (1, 34)
+    with_mappings = version >= microversion.GROUP_MAPPINGS
     requests = []
     for c in found.allocation_requests:
         allocations = _object([

@@ -29,8 +29,9 @@ def canonical_uuid(value):
 
 def consumer_claim(req, consumer_uuid, data):
     """A ConsumerClaim from one consumer's body at this microversion."""
+    version = microversion.of(req)
     entries = data['allocations']
-    if not microversion.at_least(req, '1.12'):
+    if version < microversion.ALLOCATIONS_BY_PROVIDER:
         entries = {entry['resource_provider']['uuid']:
                    {'resources': entry['resources']} for entry in entries}
     claim = consumers.ConsumerClaim(
@@ -39,9 +40,9 @@ def consumer_claim(req, consumer_uuid, data):
                      for provider, entry in entries.items()},
         project_id=data.get('project_id'),
         user_id=data.get('user_id'))
-    if microversion.at_least(req, '1.28'):
+    if version >= microversion.CONSUMER_GENERATIONS:
         claim.generation = data['consumer_generation']
-    if microversion.at_least(req, '1.38'):
+    if version >= microversion.CONSUMER_TYPES:
         claim.consumer_type = data['consumer_type']
     return claim
 
@@ -65,12 +66,14 @@ class ConsumerAllocations:
             entry['generation'] = row.provider_generation
         body = {'allocations': by_provider}
         consumer = found.consumer
-        if consumer is not None and microversion.at_least(req, '1.12'):
+        version = microversion.of(req)
+        if (consumer is not None
+                and version >= microversion.ALLOCATIONS_BY_PROVIDER):
             body['project_id'] = consumer.project_external_id
             body['user_id'] = consumer.user_external_id
-            if microversion.at_least(req, '1.28'):
+            if version >= microversion.CONSUMER_GENERATIONS:
                 body['consumer_generation'] = consumer.generation
-            if microversion.at_least(req, '1.38'):
+            if version >= microversion.CONSUMER_TYPES:
                 body['consumer_type'] = consumer.consumer_type or 'unknown'
         util.render(resp, body)
         util.set_last_modified(req, resp, _last_modified(found.allocations))
@@ -100,7 +103,7 @@ class AllocationsByConsumer:
     """/allocations: several consumers' allocations in one atomic write."""
 
     def on_post(self, req, resp):
-        microversion.require(req, '1.13')
+        util.require_version(req, microversion.POST_ALLOCATIONS)
         util.require_json_content(req)
         req.placement.can('placement:allocations:manage')
         data = util.json_body(req, microversion.schema_for(
@@ -121,7 +124,8 @@ class ProviderAllocations:
         req.placement.can('placement:resource_providers:allocations:list')
         provider, rows = allocations.allocations_on_provider(req.placement,
                                                              uuid)
-        with_generation = microversion.at_least(req, '1.28')
+        with_generation = (microversion.of(req)
+                           >= microversion.CONSUMER_GENERATIONS)
         by_consumer = {}
         for row in rows:
             entry = by_consumer.setdefault(row.consumer_uuid, {'resources': {}})

@@ -30,7 +30,7 @@ def _render_all(req, resp, generation, all_inventories):
     if all_inventories:
         util.set_last_modified(req, resp, util.newest(*(
             inventory.last_modified for inventory in all_inventories)))
-    elif microversion.at_least(req, '1.15'):
+    elif microversion.of(req) >= microversion.LAST_MODIFIED:
         # Nothing was modified: the reference sends no last-modified then.
         resp.set_header('cache-control', 'no-cache')
 
@@ -43,7 +43,7 @@ def _inventory(resource_class, fields):
 
 
 def _reserved_may_equal_total(req):
-    return microversion.at_least(req, '1.26')
+    return microversion.of(req) >= microversion.RESERVED_MAY_EQUAL_TOTAL
 
 
 class Inventories:
@@ -84,7 +84,7 @@ class Inventories:
         _render_all(req, resp, generation, wanted)
 
     def on_delete(self, req, resp, uuid):
-        if not microversion.at_least(req, '1.5'):
+        if microversion.of(req) < microversion.DELETE_ALL_INVENTORIES:
             raise errors.MethodNotAllowed('')
         req.placement.can('placement:resource_providers:inventories:delete')
         inventories.delete_all_inventories(req.placement.db, uuid)

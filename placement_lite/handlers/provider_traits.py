@@ -17,14 +17,14 @@ def _render(req, resp, traits, generation):
 
 class ProviderTraits:
     def on_get(self, req, resp, uuid):
-        microversion.require(req, '1.6')
+        util.require_version(req, microversion.TRAITS)
         util.require_json_accept(req)
         req.placement.can('placement:resource_providers:traits:list')
         provider, traits = provider_traits.get_traits(req.placement.db, uuid)
         _render(req, resp, traits, provider.generation)
 
     def on_put(self, req, resp, uuid):
-        microversion.require(req, '1.6')
+        util.require_version(req, microversion.TRAITS)
         util.require_json_content(req)
         req.placement.can('placement:resource_providers:traits:update')
         data = util.json_body(req, schemas.SET_TRAITS)
@@ -34,7 +34,7 @@ class ProviderTraits:
         _render(req, resp, traits, generation)
 
     def on_delete(self, req, resp, uuid):
-        microversion.require(req, '1.6')
+        util.require_version(req, microversion.TRAITS)
         req.placement.can('placement:resource_providers:traits:delete')
         provider_traits.clear_traits(req.placement.db, uuid)
         util.no_content(resp)

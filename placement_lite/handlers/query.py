@@ -62,10 +62,11 @@ def member_of(req, suffix=''):
     """
     key = 'member_of' + suffix
     given = values(req, key)
-    if len(given) > 1 and not microversion.at_least(req, '1.24'):
+    version = microversion.of(req)
+    if len(given) > 1 and version < microversion.MULTIPLE_MEMBER_OF:
         raise errors.BadRequest(
             'Multiple %s parameters are not supported' % key)
-    allow_forbidden = microversion.at_least(req, '1.32')
+    allow_forbidden = version >= microversion.FORBIDDEN_AGGREGATES
     required = []
     forbidden = set()
     for value in given:
@@ -88,8 +89,9 @@ def required_traits(req, suffix=''):
     trait names (the provider must have at least one trait of every set),
     ``forbidden`` a set of trait names it must have none of.
     """
-    allow_forbidden = microversion.at_least(req, '1.22')
-    allow_any_of = microversion.at_least(req, '1.39')
+    version = microversion.of(req)
+    allow_forbidden = version >= microversion.FORBIDDEN_TRAITS
+    allow_any_of = version >= microversion.ANY_TRAITS
     given = values(req, 'required' + suffix)
     if not allow_any_of:
         given = given[-1:]

@@ -23,7 +23,7 @@ def _inventories(uuid, fields_by_class):
 
 class Reshaper:
     def on_post(self, req, resp):
-        microversion.require(req, '1.30')
+        util.require_version(req, microversion.RESHAPER)
         util.require_json_content(req)
         req.placement.can('placement:reshaper:reshape')
         data = util.json_body(req, microversion.schema_for(

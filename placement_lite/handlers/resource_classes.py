@@ -17,7 +17,7 @@ def _render_class(req, row):
 
 class ResourceClasses:
     def on_get(self, req, resp):
-        microversion.require(req, '1.2')
+        util.require_version(req, microversion.CUSTOM_RESOURCE_CLASSES)
         util.require_json_accept(req)
         req.placement.can('placement:resource_classes:list')
         rows = resource_classes.list_resource_classes(req.placement.db)
@@ -27,7 +27,7 @@ class ResourceClasses:
             row.updated_at or row.created_at for row in rows)))
 
     def on_post(self, req, resp):
-        microversion.require(req, '1.2')
+        util.require_version(req, microversion.CUSTOM_RESOURCE_CLASSES)
         util.require_json_content(req)
         req.placement.can('placement:resource_classes:create')
         name = util.json_body(req, schemas.RESOURCE_CLASS)['name']
@@ -39,7 +39,7 @@ class ResourceClasses:
 
 class ResourceClass:
     def on_get(self, req, resp, name):
-        microversion.require(req, '1.2')
+        util.require_version(req, microversion.CUSTOM_RESOURCE_CLASSES)
         util.require_json_accept(req)
         req.placement.can('placement:resource_classes:show')
         row = resource_classes.get_resource_class(req.placement.db, name)
@@ -47,14 +47,14 @@ class ResourceClass:
         util.set_last_modified(req, resp, row.updated_at or row.created_at)
 
     def on_put(self, req, resp, name):
-        microversion.require(req, '1.2')
-        if microversion.at_least(req, '1.7'):
+        util.require_version(req, microversion.CUSTOM_RESOURCE_CLASSES)
+        if microversion.of(req) >= microversion.RESOURCE_CLASS_PUT_CREATES:
             self._ensure(req, resp, name)
         else:
             self._rename(req, resp, name)
 
     def on_delete(self, req, resp, name):
-        microversion.require(req, '1.2')
+        util.require_version(req, microversion.CUSTOM_RESOURCE_CLASSES)
         req.placement.can('placement:resource_classes:delete')
         resource_classes.delete_resource_class(req.placement.db, name)
         util.no_content(resp)

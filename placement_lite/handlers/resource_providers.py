@@ -11,8 +11,11 @@ from placement_lite.handlers import util
 from placement_lite.schemas import resource_providers as schemas
 
 #: (link relation, microversion it appears at), in the reference's order.
-_LINKS = [('inventories', '1.0'), ('usages', '1.0'), ('aggregates', '1.1'),
-          ('traits', '1.6'), ('allocations', '1.11')]
+_LINKS = [('inventories', microversion.MINIMUM),
+          ('usages', microversion.MINIMUM),
+          ('aggregates', microversion.PROVIDER_AGGREGATES),
+          ('traits', microversion.TRAITS),
+          ('allocations', microversion.PROVIDER_ALLOCATIONS_LINK)]
 
 
 def provider_path(req, uuid):
@@ -30,8 +33,8 @@ def provider_json(req):
     Only the name needs encoding; uuids are hexadecimal and hyphens.
     """
     encode = json.encoder.encode_basestring_ascii
-    relations = [rel for rel, version in _LINKS
-                 if microversion.at_least(req, version)]
+    version = microversion.of(req)
+    relations = [rel for rel, since in _LINKS if version >= since]
     prefix = encode(provider_path(req, ''))[1:-1]
     # The links, cut where each path goes: path.join(links) writes them.
     links = ['"links": [{"rel": "self", "href": "']
@@ -40,7 +43,7 @@ def provider_json(req):
         links.append(after_path + '"}, {"rel": "%s", "href": "' % rel)
         after_path = '/' + rel
     links.append(after_path + '"}]')
-    with_tree = microversion.at_least(req, '1.14')
+    with_tree = version >= microversion.NESTED_PROVIDERS
     head = '{"uuid": "%s", "name": %s, "generation": %d, '
     tree = ', "parent_provider_uuid": %s, "root_provider_uuid": "%s"}'
 
@@ -104,8 +107,9 @@ class ResourceProviders:
     def on_post(self, req, resp):
         util.require_json_content(req)
         req.placement.can('placement:resource_providers:create')
-        data = util.json_body(req, microversion.schema_for(
-            microversion.of(req), schemas.CREATE))
+        version = microversion.of(req)
+        data = util.json_body(req, microversion.schema_for(version,
+                                                           schemas.CREATE))
         uuid = str(uuidlib.UUID(data['uuid'])) if data.get('uuid') else str(
             uuidlib.uuid4())
         provider = providers.create_provider(
@@ -113,7 +117,7 @@ class ResourceProviders:
             data.get('parent_provider_uuid'))
         resp.set_header('location', util.location(req, provider_path(
             req, provider.uuid)))
-        if microversion.at_least(req, '1.20'):
+        if version >= microversion.CREATED_PROVIDER_BODY:
             _render_provider(req, resp, provider)
             util.set_last_modified(req, resp, None)
         else:
@@ -140,14 +144,15 @@ class ResourceProvider:
         # The reference answers 404 for an unknown provider before it
         # looks at the body.
         providers.get_provider(req.placement.db, uuid)
-        data = util.json_body(req, microversion.schema_for(
-            microversion.of(req), schemas.UPDATE))
+        version = microversion.of(req)
+        data = util.json_body(req, microversion.schema_for(version,
+                                                           schemas.UPDATE))
         provider, before = providers.update_provider(
             req.placement.db, uuid, data['name'],
             data.get('parent_provider_uuid', providers.KEEP_PARENT),
-            allow_reparenting=microversion.at_least(req, '1.37'))
+            allow_reparenting=version >= microversion.REPARENTING)
         _render_provider(req, resp, provider)
-        if microversion.at_least(req, '1.15'):
+        if version >= microversion.LAST_MODIFIED:
             # The reference reports when the provider was last changed
             # before this update, and nothing if it never was.
             if before.updated_at is not None:

@@ -39,7 +39,7 @@ def _associated_filter(value):
 
 class Traits:
     def on_get(self, req, resp):
-        microversion.require(req, '1.6')
+        util.require_version(req, microversion.TRAITS)
         util.require_json_accept(req)
         req.placement.can('placement:traits:list')
         query.validate(req, schemas.LIST_QUERY)
@@ -57,14 +57,14 @@ class Traits:
 
 class Trait:
     def on_get(self, req, resp, name):
-        microversion.require(req, '1.6')
+        util.require_version(req, microversion.TRAITS)
         req.placement.can('placement:traits:show')
         row = traits.get_trait(req.placement.db, name)
         util.no_content(resp)
         util.set_last_modified(req, resp, row.created_at)
 
     def on_put(self, req, resp, name):
-        microversion.require(req, '1.6')
+        util.require_version(req, microversion.TRAITS)
         req.placement.can('placement:traits:update')
         try:
             util.validate(name, schemas.CUSTOM_TRAIT)
@@ -77,7 +77,7 @@ class Trait:
         util.set_last_modified(req, resp, row.created_at)
 
     def on_delete(self, req, resp, name):
-        microversion.require(req, '1.6')
+        util.require_version(req, microversion.TRAITS)
         req.placement.can('placement:traits:delete')
         traits.delete_trait(req.placement.db, name)
         util.no_content(resp)

@@ -28,14 +28,15 @@ class TotalUsages:
     """/usages"""
 
     def on_get(self, req, resp):
-        microversion.require(req, '1.9')
+        util.require_version(req, microversion.PROJECT_USAGES)
         util.require_json_accept(req)
         given = query.last_values(req)
         req.placement.can('placement:usages',
                           {'project_id': given.get('project_id')})
-        query.validate(req, microversion.schema_for(microversion.of(req),
+        version = microversion.of(req)
+        query.validate(req, microversion.schema_for(version,
                                                     schemas.USAGES_QUERY))
-        if microversion.at_least(req, '1.38'):
+        if version >= microversion.CONSUMER_TYPES:
             body = usages.project_usages_by_type(
                 req.placement, given['project_id'], given.get('user_id'),
                 given.get('consumer_type'))

@@ -34,6 +34,13 @@ def no_content(resp):
     resp.content_type = None
 
 
+def require_version(req, feature):
+    """404, as the reference answers, when the route does not exist at the
+    request's microversion: before ``feature``."""
+    if microversion.of(req) < feature:
+        raise errors.NotFound('')
+
+
 def require_json_content(req):
     """415, as the reference answers, unless the body is declared JSON."""
     if req.content_type is None or req.content_type.split(';')[0].strip() != JSON:
@@ -204,7 +211,7 @@ def http_date(moment):
 
 def set_last_modified(req, resp, moment):
     """From 1.15: ``last-modified`` (``moment`` or now) and ``cache-control``."""
-    if not microversion.at_least(req, '1.15'):
+    if microversion.of(req) < microversion.LAST_MODIFIED:
         return
     moment = moment or datetime.datetime.now(datetime.timezone.utc).replace(
         tzinfo=None)

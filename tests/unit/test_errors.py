@@ -32,7 +32,7 @@ def test_detail_text_for_unsupported_media_type_names_the_type():
 
 
 def test_error_document_has_no_code_before_1_23():
-    environ = {errors.MICROVERSION_ENVIRON: _version('1.22'),
+    environ = {microversion.ENVIRON: _version('1.22'),
                errors.REQUEST_ID_ENVIRON: 'req-1'}
     assert errors.error_document(409, 'd', environ, code='placement.x') == {
         'errors': [{'status': 409, 'title': 'Conflict', 'detail': 'd',
@@ -40,14 +40,14 @@ def test_error_document_has_no_code_before_1_23():
 
 
 def test_error_document_has_the_code_from_1_23():
-    environ = {errors.MICROVERSION_ENVIRON: _version('1.23')}
+    environ = {microversion.ENVIRON: _version('1.23')}
     document = errors.error_document(409, 'd', environ,
                                      code=errors.CONCURRENT_UPDATE)
     assert document['errors'][0]['code'] == 'placement.concurrent_update'
 
 
 def test_error_document_defaults_the_code():
-    environ = {errors.MICROVERSION_ENVIRON: _version('1.39')}
+    environ = {microversion.ENVIRON: _version('1.39')}
     document = errors.error_document(400, 'd', environ)
     assert document['errors'][0]['code'] == 'placement.undefined_code'
 

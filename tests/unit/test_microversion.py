@@ -14,10 +14,6 @@ def test_extensions_add_1_40():
     assert microversion.versions(enable_extensions=True)[-1] == '1.40'
 
 
-def test_parse():
-    assert microversion.parse('1.38') == (1, 38)
-
-
 def test_version_is_a_comparable_tuple_written_as_text():
     assert microversion.NESTED_PROVIDERS == (1, 14)
     assert microversion.NESTED_PROVIDERS > microversion.PROVIDERS_RESOURCES

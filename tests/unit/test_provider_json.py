@@ -7,7 +7,6 @@ import types
 import microversion_parse
 import pytest
 
-from placement_lite import errors
 from placement_lite import microversion
 from placement_lite.handlers import resource_providers
 
@@ -35,7 +34,7 @@ def _request(version, root_path):
         {'openstack-api-version': 'placement %s' % version}, 'placement',
         microversion.versions(enable_extensions=True))
     return types.SimpleNamespace(
-        root_path=root_path, env={errors.MICROVERSION_ENVIRON: version})
+        root_path=root_path, env={microversion.ENVIRON: version})
 
 
 def _expected(provider, relations, with_tree, root_path):
