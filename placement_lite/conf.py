@@ -16,6 +16,8 @@ from oslo_middleware import cors
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_policy import opts as policy_opts
 
+from placement_lite import microversion
+
 #: The largest request body accepted by default (1 MiB): a thousand
 #: consumers in one POST /allocations take about 300 KiB.
 DEFAULT_MAX_BODY_SIZE = 1024 * 1024
@@ -30,8 +32,9 @@ api_opts = [
     cfg.BoolOpt(
         'enable_extensions', default=True,
         help='Serve placement_lite extensions (device profiles, '
-             'microversion 1.40). When false, the service advertises and '
-             'behaves exactly as the reference: maximum microversion 1.39.'),
+             'microversion %s). When false, the service advertises and '
+             'behaves exactly as the reference: maximum microversion %s.'
+             % (microversion.DEVICE_PROFILES, microversion.REFERENCE_MAXIMUM)),
     cfg.FloatOpt(
         'log_slow_candidates_after', default=1.0, min=0,
         help='Seconds after which an allocation candidates request is '

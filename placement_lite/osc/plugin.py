@@ -11,13 +11,15 @@ import importlib.util
 
 from osc_lib import utils
 
+from placement_lite import microversion
 from placement_lite.osc import http
 
 API_NAME = 'placement_lite'
 API_VERSION_OPTION = 'os_placement_api_version'
 DEFAULT_API_VERSION = '1'
-#: The microversion used unless the user names one.
-DEVICE_PROFILES_VERSION = '1.40'
+#: The microversion used unless the user names one. (The microversion
+#: module imports only the standard library: the CLI loads no server code.)
+DEVICE_PROFILES_VERSION = str(microversion.DEVICE_PROFILES)
 
 
 def make_client(instance):
