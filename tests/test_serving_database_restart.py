@@ -95,18 +95,20 @@ def test_service_started_while_the_database_is_down_waits_for_it(backend):
     server = servers.Uwsgi(
         url, processes=2, start=False,
         extra_conf='max_retries = 30\nretry_interval = 1\n')
+    retrying = ('The placement database is unavailable (OperationalError); '
+                'retry 1 of 30 in 1 s.')
     try:
         server.launch()
-        time.sleep(DOWN)
+        # The database comes back only once the application has found it
+        # down (however long a loaded machine takes to get there).
+        assert harness.wait_for(lambda: retrying in server.log_text(),
+                                timeout=120)
         db_server.start()
         server.wait_ready()
 
         status, body = servers.request(server.port, 'GET',
                                        '/resource_providers')
         assert (status, body) == (200, {'resource_providers': []})
-        log = server.log_text()
-        assert ('The placement database is unavailable (OperationalError); '
-                'retry 1 of 30 in 1 s.') in log
     finally:
         server.stop()
         db_server.destroy()
