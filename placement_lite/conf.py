@@ -30,8 +30,10 @@ api_opts = [
     cfg.BoolOpt(
         'enable_extensions', default=True,
         help='Serve placement_lite extensions (device profiles, '
-             'microversion 1.40). When false, the service advertises and '
-             'behaves exactly as the reference: maximum microversion 1.39.'),
+             'microversion 1.40; explain and more nested features for '
+             'allocation candidates, 1.41). When false, the service '
+             'advertises and behaves exactly as the reference: maximum '
+             'microversion 1.39.'),
     cfg.FloatOpt(
         'log_slow_candidates_after', default=1.0, min=0,
         help='Seconds after which an allocation candidates request is '

@@ -12,13 +12,20 @@ from placement_lite import errors
 SERVICE_TYPE = 'placement'
 MIN_VERSION = '1.0'
 REFERENCE_MAX_VERSION = '1.39'
-#: placement_lite's own microversions, served when extensions are enabled.
-EXTENSION_VERSIONS = ['1.40']
+#: placement_lite's own microversions, served when extensions are enabled,
+#: each named by what it adds (api-ref/extensions.md).
+DEVICE_PROFILES = '1.40'
+#: Explain for allocation candidates, and the nested features the
+#: reference deferred: root_member_of, group_policy=isolate:<suffixes>,
+#: same_subtree with ``!`` suffixes.
+EXPLAIN = '1.41'
+EXTENSION_VERSIONS = [DEVICE_PROFILES, EXPLAIN]
 
 
 def versions(enable_extensions):
     """The ordered list of versions the service answers to."""
-    reference = ['1.%d' % minor for minor in range(0, 40)]
+    reference = ['1.%d' % minor
+                 for minor in range(parse(REFERENCE_MAX_VERSION)[1] + 1)]
     return reference + (EXTENSION_VERSIONS if enable_extensions else [])
 
 

@@ -20,7 +20,7 @@ class AllocationCandidates:
         version = tuple(microversion.of(req))
         pairs = util.query_pairs(req)
         query.validate(req, schema.query_schema(version))
-        if version >= (1, 40):
+        if version >= microversion.parse(microversion.DEVICE_PROFILES):
             pairs = device_profiles.expand_request(req.placement.db, pairs)
         request = engine.parse_query(pairs, version)
         found = engine.find_candidates(

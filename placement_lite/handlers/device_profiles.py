@@ -11,8 +11,6 @@ from placement_lite.domain import device_profiles
 from placement_lite.handlers import util
 from placement_lite.schemas import device_profiles as schema
 
-VERSION = '1.40'
-
 
 def _path(profile):
     return '/device_profiles/%s' % profile['uuid']
@@ -88,7 +86,7 @@ def _profile_body(req):
 
 class DeviceProfiles:
     def on_get(self, req, resp):
-        microversion.require(req, VERSION)
+        microversion.require(req, microversion.DEVICE_PROFILES)
         req.placement.can('placement_lite:device_profiles:list')
         profiles = device_profiles.list_profiles(
             req.placement.db, _names_query(req, required=False))
@@ -97,7 +95,7 @@ class DeviceProfiles:
         util.set_last_modified(req, resp, _last_modified(profiles))
 
     def on_post(self, req, resp):
-        microversion.require(req, VERSION)
+        microversion.require(req, microversion.DEVICE_PROFILES)
         req.placement.can('placement_lite:device_profiles:create')
         body = _profile_body(req)
         profile = device_profiles.create(
@@ -108,7 +106,7 @@ class DeviceProfiles:
         util.set_last_modified(req, resp, _last_modified([profile]))
 
     def on_delete(self, req, resp):
-        microversion.require(req, VERSION)
+        microversion.require(req, microversion.DEVICE_PROFILES)
         req.placement.can('placement_lite:device_profiles:delete')
         device_profiles.delete(req.placement.db,
                                _names_query(req, required=True))
@@ -117,14 +115,14 @@ class DeviceProfiles:
 
 class DeviceProfile:
     def on_get(self, req, resp, uuid_or_name):
-        microversion.require(req, VERSION)
+        microversion.require(req, microversion.DEVICE_PROFILES)
         req.placement.can('placement_lite:device_profiles:show')
         profile = device_profiles.show(req.placement.db, uuid_or_name)
         util.render(resp, {'device_profile': _serialize(req, profile)})
         util.set_last_modified(req, resp, _last_modified([profile]))
 
     def on_delete(self, req, resp, uuid_or_name):
-        microversion.require(req, VERSION)
+        microversion.require(req, microversion.DEVICE_PROFILES)
         req.placement.can('placement_lite:device_profiles:delete')
         device_profiles.delete(req.placement.db, [uuid_or_name])
         util.no_content(resp)

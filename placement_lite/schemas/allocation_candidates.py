@@ -4,6 +4,7 @@ The query is validated as a dict of the last value of each key, as the
 reference does, before any parsing.
 """
 
+from placement_lite import microversion
 from placement_lite.engine import request as candidate_request
 
 _STRING = {'type': 'string'}
@@ -44,7 +45,7 @@ def query_schema(version):
         properties['root_required'] = {'type': ['string']}
     if version >= (1, 36):
         properties['same_subtree'] = {'type': ['string']}
-    if version >= (1, 40):
+    if version >= microversion.parse(microversion.DEVICE_PROFILES):
         # placement_lite's extension: one device profile, expanded into
         # granular groups before parsing (domain.device_profiles).
         properties['device_profile'] = dict(_STRING)
