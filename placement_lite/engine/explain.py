@@ -142,7 +142,7 @@ class Tally:
 
     def largest(self, suffix, step, largest):
         """No provider could give ``step.amount``: at most ``largest``."""
-        self._largest[suffix, step] = largest
+        self._largest[suffix, step] = int(largest)
         self._keep(suffix, step, PROVIDERS, ())
 
     def _keep(self, suffix, step, unit, kept):
@@ -190,8 +190,8 @@ class Tally:
                 self._class_names.get(step.rc_id), step.amount,
                 self._largest.get((suffix, step))))
         rows = None
-        if explained and steps:
-            rows = self._rows(suffix, steps, explained[1])
+        if explained:
+            rows = self._rows(suffix, steps, explained[1]) if steps else []
         return GroupExplanation(suffix, counts, _emptied(counts), rows)
 
     def _tree_steps(self):
@@ -217,9 +217,10 @@ class Tally:
         return steps
 
     def _searched(self, roots):
-        """Those of ``roots`` in the windows searched."""
+        """Those of ``roots`` in the windows searched (all of them when the
+        search took every tree, or stopped before the first window)."""
         windows = self._windows
-        if None in windows:
+        if not windows or None in windows:
             return roots
         return {root for root in roots
                 if any(w.first <= root <= w.last for w in windows)}

@@ -370,11 +370,11 @@ def _isolated_suffixes(request):
             'in group_policy=%s.' % policy, code=errors.QUERYPARAM_BAD_VALUE)
     if len(named) < 2:
         raise errors.BadRequest(
-            'group_policy=isolate:<suffixes> must name at least two suffixed '
+            'The group_policy isolate: form must name at least two suffixed '
             'groups. Got: %s' % policy, code=errors.QUERYPARAM_BAD_VALUE)
     unknown = sorted(named - set(request.groups))
     if unknown:
         raise errors.BadRequest(
-            'group_policy=isolate:<suffixes> names suffixes no group of the '
+            'The group_policy isolate: form names suffixes no group of the '
             'request has: %s.' % unknown, code=errors.QUERYPARAM_BAD_VALUE)
     return frozenset(named)

@@ -346,6 +346,12 @@ class _Filters:
     with_traits: set
 
 
+#: The steps after resource_class that keep the providers of a class
+#: able to give the amount, in order.
+_CAPACITY_STEPS = (('capacity', snapshot.with_room),
+                   ('units', snapshot.within_units))
+
+
 class _GroupSearch:
     def __init__(self, group, names):
         self.group = group
@@ -385,12 +391,13 @@ class _GroupSearch:
                        in_window.tree_providers(filters.tree_root))
         empty = GroupChoices(suffix, amounts, {})
         for rc_id, amount in amounts.items():
-            held = inventories[rc_id]
-            tally.kept(suffix, Step('resource_class', rc_id, amount), held)
-            roomy = snapshot.with_room(held, amount)
-            tally.kept(suffix, Step('capacity', rc_id, amount), roomy)
-            capable = snapshot.within_units(roomy, amount)
-            tally.kept(suffix, Step('units', rc_id, amount), capable)
+            capable = inventories[rc_id]
+            tally.kept(suffix, Step('resource_class', rc_id, amount), capable)
+            for name, narrowed in _CAPACITY_STEPS:
+                if not capable:
+                    return empty
+                capable = narrowed(capable, amount)
+                tally.kept(suffix, Step(name, rc_id, amount), capable)
             if not capable:
                 return empty
             by_class[rc_id] = capable
@@ -474,13 +481,19 @@ class _GroupSearch:
         tally = in_window.tally
         if filters.amounts:
             providers = set.intersection(*(set(c) for c in by_class.values()))
-            tally.kept(self.group.suffix, Step('all_resources'), providers)
+            if not _kept(tally, self.group.suffix, 'all_resources',
+                         providers):
+                return {}
             providers = self._single_provider_filter(filters, providers,
                                                      tally)
+            if providers is None:
+                return {}
             any_class = next(iter(by_class.values()))
             roots = {p: any_class[p].root_id for p in providers}
         else:
             providers, roots = self._resourceless_providers(filters, tally)
+            if providers is None:
+                return {}
             self.resourceless_roots.update(roots)
         sharing_here = in_window.sharing_anchors(
             sorted(providers & self.sharing))
@@ -496,23 +509,28 @@ class _GroupSearch:
     def _single_provider_filter(self, filters, providers, tally):
         """``providers`` (None: any) narrowed by the group's traits and
         aggregates, in explain's order: required traits, member_of,
-        forbidden traits, forbidden aggregates."""
+        forbidden traits, forbidden aggregates; None when one of them
+        keeps none."""
         group = self.group
         suffix = group.suffix
         if filters.with_traits is not None:
             providers = (set(filters.with_traits) if providers is None
                          else providers & filters.with_traits)
-            tally.kept(suffix, Step('required_traits'), providers)
+            if not _kept(tally, suffix, 'required_traits', providers):
+                return None
         if filters.in_aggregates is not None:
             providers = (set(filters.in_aggregates) if providers is None
                          else providers & filters.in_aggregates)
-            tally.kept(suffix, Step('member_of'), providers)
+            if not _kept(tally, suffix, 'member_of', providers):
+                return None
         if group.forbidden_traits:
             providers = providers - filters.bad_traits
-            tally.kept(suffix, Step('forbidden_traits'), providers)
+            if not _kept(tally, suffix, 'forbidden_traits', providers):
+                return None
         if group.forbidden_aggregates:
             providers = providers - filters.bad_aggregates
-            tally.kept(suffix, Step('forbidden_aggregates'), providers)
+            if not _kept(tally, suffix, 'forbidden_aggregates', providers):
+                return None
         return providers
 
     def _resourceless_providers(self, filters, tally):
@@ -590,3 +608,10 @@ class _GroupSearch:
         if not pairs:
             return None
         return in_window.with_allowed_anchors(pairs)
+
+
+def _kept(tally, suffix, name, providers):
+    """``providers``, which the step ``name`` of group ``suffix`` kept,
+    told to ``tally``."""
+    tally.kept(suffix, Step(name), providers)
+    return providers
