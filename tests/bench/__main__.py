@@ -272,9 +272,13 @@ def run_size(hosts, args, names, venv):
                 report['memory'] = _worker_memory(running)
             entry = {'name': query.name, 'description': query.description,
                      'path': query.path, 'version': query.version}
-            entry.update(time_query(clients, running, query, args))
+            if query.explains:
+                entry['explains'] = query.explains
+            answering = {name: client for name, client in clients.items()
+                         if not query.explains or name == 'placement_lite'}
+            entry.update(time_query(answering, running, query, args))
             save_if_different(hosts, query, entry, args.quick)
-            for name in clients:
+            for name in answering:
                 log('%-16s %-14s %s' % (query.name, name,
                                         _summary(entry[name])))
             report['queries'].append(entry)
@@ -376,6 +380,32 @@ def table(report):
     return '\n'.join(lines)
 
 
+def explain_overhead(report):
+    """What explain=true adds to each query timed with and without it:
+    placement_lite's p50 of both, and the difference in percent."""
+    by_name = {entry['name']: entry for entry in report['queries']}
+    lines = []
+    for entry in report['queries']:
+        plain = by_name.get(entry.get('explains'))
+        if plain is None:
+            continue
+        with_explain = entry.get('placement_lite')
+        without = plain.get('placement_lite')
+        if not (_timed(with_explain) and _timed(without)):
+            continue
+        lines.append('| %s | %s | %s | %+.0f%% |' % (
+            plain['name'], _ms(without['p50']), _ms(with_explain['p50']),
+            100 * (with_explain['p50'] / without['p50'] - 1)))
+    if not lines:
+        return ''
+    return '\n'.join(['| query | p50 | p50 with explain=true | overhead |',
+                      '|---|---:|---:|---:|'] + lines)
+
+
+def _timed(result):
+    return bool(result and result['status'] == 200 and result['samples'])
+
+
 def memory(report):
     """The workers' resident memory once every query but the wide ones
     has run, per service."""
@@ -458,6 +488,10 @@ def write_markdown():
         if report.get('note'):
             parts += [report['note'], '']
         parts.append(table(report))
+        if explain_overhead(report):
+            parts += ['', 'Explain (placement_lite\'s 1.41): each query '
+                      'named with `_explain` is the one before it with '
+                      '`explain=true`.', '', explain_overhead(report)]
     os.makedirs(os.path.dirname(MARKDOWN), exist_ok=True)
     with open(MARKDOWN, 'w') as out:
         out.write('\n'.join(parts) + '\n')
@@ -504,6 +538,7 @@ def main(argv=None):
         print(describe(report))
         print(memory(report))
         print(table(report))
+        print(explain_overhead(report))
         print()
         log('N=%d took %.0f s; wrote %s' % (hosts, report['total_seconds'],
                                             path))
