@@ -128,15 +128,11 @@ def _parse_request_wide(request, pairs, extended):
     policies = _values(pairs, 'group_policy')
     if policies:
         request.group_policy = policies[0]
-    root_required = _values(pairs, 'root_required')
-    if len(root_required) > 1:
-        raise errors.BadRequest(
-            "Query parameter 'root_required' may be specified only once.",
-            code=errors.ILLEGAL_DUPLICATE_QUERYPARAM)
-    if root_required:
+    root_required = _only_value(pairs, 'root_required')
+    if root_required is not None:
         # root_required knows no 'in:' alternatives.
         required, forbidden = querystring.parse_traits(
-            root_required[0], True, False)
+            root_required, True, False)
         request.root_required = {name for names in required for name in names}
         request.root_forbidden = forbidden
         conflicts = request.root_required & forbidden
@@ -189,13 +185,19 @@ def _parse_extensions(request, pairs):
         if any_of:
             request.root_member_of.append(any_of)
         request.root_forbidden_aggregates |= none_of
-    explains = _values(pairs, 'explain')
-    if len(explains) > 1:
+    explain = _only_value(pairs, 'explain')
+    if explain is not None:
+        request.explain = _explain(explain)
+
+
+def _only_value(pairs, key):
+    """The value of ``key``, given at most once, or None."""
+    values = _values(pairs, key)
+    if len(values) > 1:
         raise errors.BadRequest(
-            "Query parameter 'explain' may be specified only once.",
+            "Query parameter '%s' may be specified only once." % key,
             code=errors.ILLEGAL_DUPLICATE_QUERYPARAM)
-    if explains:
-        request.explain = _explain(explains[0])
+    return values[0] if values else None
 
 
 def _explain(value):

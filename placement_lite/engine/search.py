@@ -558,7 +558,7 @@ class _GroupSearch:
             for provider_id, anchor in sorted(
                     pair for pair in pairs if pair[1] in common):
                 by_anchor[anchor].setdefault(rc_id, []).append(provider_id)
-        if not filters.required:
+        if not (filters.required and common):
             return by_anchor
         # A tree whose chosen providers together could never have the
         # required traits cannot serve the group. (Every class has a
@@ -597,16 +597,20 @@ class _GroupSearch:
             pairs = [(p, a) for p, a in pairs
                      if p in in_aggregates or a in in_aggregates]
             tally.kept_pairs('', Step('member_of', rc_id), pairs)
+            if not pairs:
+                return None
         if group.forbidden_traits:
             pairs = [(p, a) for p, a in pairs if p not in bad_traits]
             tally.kept_pairs('', Step('forbidden_traits', rc_id), pairs)
+            if not pairs:
+                return None
         if group.forbidden_aggregates:
             bad_aggregates = filters.bad_aggregates
             pairs = [(p, a) for p, a in pairs
                      if p not in bad_aggregates and a not in bad_aggregates]
             tally.kept_pairs('', Step('forbidden_aggregates', rc_id), pairs)
-        if not pairs:
-            return None
+            if not pairs:
+                return None
         return in_window.with_allowed_anchors(pairs)
 
 
