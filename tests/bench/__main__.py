@@ -100,23 +100,27 @@ def percentile(samples, fraction):
     return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
 
 
-def time_query(clients, running, query, args):
-    """Warm-up, then timed repetitions, bounded in count and time.
+def time_query(contestants, args):
+    """Warm-up, then timed repetitions, bounded in count and time, of each
+    of ``contestants`` ({key: (client, service, query)}): the results by
+    key.
 
-    The services take turns request by request, so that whatever else the
-    machine is doing slows both alike.
+    The contestants (the services, and placement_lite answering a query's
+    explain variant) take turns request by request, so that whatever else
+    the machine is doing slows them alike.
     """
-    results = {name: {'status': None, 'count': None, 'samples': []}
-               for name in clients}
+    results = {key: {'status': None, 'count': None, 'samples': []}
+               for key in contestants}
     budget_end = time.monotonic() + args.query_budget
     for run in range(args.warmup + args.repetitions):
-        pending = [name for name, result in results.items()
+        pending = [key for key, result in results.items()
                    if result['status'] in (None, 200)]
         if not pending or time.monotonic() > budget_end:
             break
-        for name in pending:
-            _measure(clients[name], running[name], query, args,
-                     results[name], timed=run >= args.warmup)
+        for key in pending:
+            client, service, query = contestants[key]
+            _measure(client, service, query, args, results[key],
+                     timed=run >= args.warmup)
     for result in results.values():
         if result['samples']:
             result['p50'] = percentile(result['samples'], 0.5)
@@ -265,28 +269,52 @@ def run_size(hosts, args, names, venv):
         log('vacuuming and analyzing both databases')
         for _service, database, _source in started.values():
             harness.postgres_server().vacuum(database)
+        names = {query.name for query in named}
+        variants = {query.explains: query for query in named
+                    if query.explains in names}
         for query in named:
+            if query.explains in names:
+                continue  # timed in turns with the query it explains
             if query.wide and 'memory' not in report:
                 # Before the wide queries: the reference is restarted
                 # after each of its timeouts, which empties its workers.
                 report['memory'] = _worker_memory(running)
-            entry = {'name': query.name, 'description': query.description,
-                     'path': query.path, 'version': query.version}
-            if query.explains:
-                entry['explains'] = query.explains
-            answering = {name: client for name, client in clients.items()
-                         if not query.explains or name == 'placement_lite'}
-            entry.update(time_query(answering, running, query, args))
-            save_if_different(hosts, query, entry, args.quick)
-            for name in answering:
-                log('%-16s %-14s %s' % (query.name, name,
-                                        _summary(entry[name])))
-            report['queries'].append(entry)
+            contestants = {name: (client, running[name], query)
+                           for name, client in clients.items()
+                           if not query.explains or name == 'placement_lite'}
+            variant = variants.get(query.name)
+            if variant and 'placement_lite' in clients:
+                contestants[variant.name] = (clients['placement_lite'],
+                                             running['placement_lite'],
+                                             variant)
+            timed = time_query(contestants, args)
+            measured = [(query, {name: timed[name] for name in clients
+                                 if name in timed})]
+            if variant and variant.name in timed:
+                measured.append((variant,
+                                 {'placement_lite': timed[variant.name]}))
+            for each, results in measured:
+                entry = _entry(each)
+                entry.update(results)
+                save_if_different(hosts, each, entry, args.quick)
+                for name in results:
+                    log('%-16s %-14s %s' % (each.name, name,
+                                            _summary(entry[name])))
+                report['queries'].append(entry)
         report.setdefault('memory', _worker_memory(running))
     finally:
         for service in running.values():
             service.stop()
     return report
+
+
+def _entry(query):
+    """The report entry of ``query``, before its results."""
+    entry = {'name': query.name, 'description': query.description,
+             'path': query.path, 'version': query.version}
+    if query.explains:
+        entry['explains'] = query.explains
+    return entry
 
 
 def _worker_memory(running):
@@ -489,9 +517,10 @@ def write_markdown():
             parts += [report['note'], '']
         parts.append(table(report))
         if explain_overhead(report):
-            parts += ['', 'Explain (placement_lite\'s 1.41): each query '
-                      'named with `_explain` is the one before it with '
-                      '`explain=true`.', '', explain_overhead(report)]
+            parts += ['', 'Explain (placement_lite\'s 1.41): each '
+                      '`<query>_explain` is that query with `explain=true`, '
+                      'placement_lite answering both in turns, request by '
+                      'request.', '', explain_overhead(report)]
     os.makedirs(os.path.dirname(MARKDOWN), exist_ok=True)
     with open(MARKDOWN, 'w') as out:
         out.write('\n'.join(parts) + '\n')

@@ -7,7 +7,7 @@ cloud built by :func:`tests.bench.cloud.build`. All are sent at microversion
 ``same_subtree`` and suffixed group names in 1.36), but for the explain
 variants of a few candidates queries (``<name>_explain``: the same query
 with ``explain=true``, at placement_lite's 1.41), which time what explain
-adds; only placement_lite answers those.
+adds; only placement_lite answers those, in turns with the query itself.
 """
 
 import dataclasses
