@@ -9,6 +9,9 @@ import sqlalchemy as sa
 
 from tests import candidate_worlds as worlds
 
+#: Run on MariaDB too (see tests/conftest.py).
+pytestmark = pytest.mark.mysql
+
 #: Hosts with NUMA nodes, sharing disks in two aggregates, traits.
 WORLD = (
     [{'name': 'h%d' % i, 'inventories': {'DISK_GB': 50},

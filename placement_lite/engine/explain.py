@@ -259,17 +259,20 @@ class Tally:
         return rows
 
     def _exclusion(self, suffix, step, provider_id, held):
+        """The Exclusion of ``provider_id`` by ``step``, with the numbers
+        of its inventory (as integers: MySQL sums usage as decimals)."""
         excluded = Exclusion(step.name, self._class_names.get(step.rc_id))
         if step.name in ('capacity', 'units', 'largest'):
             excluded.amount = step.amount
         if step.name == 'capacity':
             capacity = held[step.rc_id][provider_id]
-            excluded.capacity, excluded.used = capacity.capacity, capacity.used
+            excluded.capacity = int(capacity.capacity)
+            excluded.used = int(capacity.used)
         elif step.name == 'units':
             capacity = held[step.rc_id][provider_id]
-            excluded.min_unit = capacity.min_unit
-            excluded.max_unit = capacity.max_unit
-            excluded.step_size = capacity.step_size
+            excluded.min_unit = int(capacity.min_unit)
+            excluded.max_unit = int(capacity.max_unit)
+            excluded.step_size = int(capacity.step_size)
         elif step.name == 'largest':
             excluded.largest = self._largest[suffix, step]
         return excluded
