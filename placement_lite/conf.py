@@ -32,9 +32,12 @@ api_opts = [
     cfg.BoolOpt(
         'enable_extensions', default=True,
         help='Serve placement_lite extensions (device profiles, '
-             'microversion %s). When false, the service advertises and '
-             'behaves exactly as the reference: maximum microversion %s.'
-             % (microversion.DEVICE_PROFILES, microversion.REFERENCE_MAXIMUM)),
+             'microversion %s; explain and more nested features for '
+             'allocation candidates, %s). When false, the service '
+             'advertises and behaves exactly as the reference: maximum '
+             'microversion %s.'
+             % (microversion.DEVICE_PROFILES, microversion.EXPLAIN,
+                microversion.REFERENCE_MAXIMUM)),
     cfg.FloatOpt(
         'log_slow_candidates_after', default=1.0, min=0,
         help='Seconds after which an allocation candidates request is '

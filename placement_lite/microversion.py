@@ -77,13 +77,18 @@ REPARENTING = Version(1, 37)
 CONSUMER_TYPES = Version(1, 38)
 ANY_TRAITS = Version(1, 39)
 
-# placement_lite's own, served when [api] enable_extensions is set.
+# placement_lite's own, served when [api] enable_extensions is set
+# (api-ref/extensions.md).
 DEVICE_PROFILES = Version(1, 40)
+#: Explain for allocation candidates, and the nested features the
+#: reference deferred: root_member_of, group_policy=isolate:<suffixes>,
+#: same_subtree with ``!`` suffixes.
+EXPLAIN = Version(1, 41)
 
 #: The newest microversion of openstack-placement 16.0.0.
 REFERENCE_MAXIMUM = ANY_TRAITS
 #: The newest with extensions.
-EXTENSION_MAXIMUM = DEVICE_PROFILES
+EXTENSION_MAXIMUM = EXPLAIN
 
 
 def versions(enable_extensions):

@@ -20,13 +20,14 @@ _INVALID = 'Invalid query string parameters: '
 MAX_AMOUNT = 2 ** 63 - 1
 
 
-def member_of_value(value):
-    """One member_of value: (uuids one of which is required, forbidden uuids)."""
+def member_of_value(value, key='member_of'):
+    """One value of ``key`` (``member_of`` or ``root_member_of``): (uuids
+    one of which is required, forbidden uuids)."""
     if ',' in value and not value.startswith(('in:', '!in:')):
         raise errors.BadRequest(
-            "Multiple values for 'member_of' must be prefixed with the "
+            "Multiple values for '%s' must be prefixed with the "
             "'in:' or '!in:' keyword using the valid microversion. "
-            "Got: %s" % value)
+            "Got: %s" % (key, value))
     any_of, none_of = set(), set()
     if value.startswith('!in:'):
         none_of = set(value[4:].split(','))
@@ -39,8 +40,8 @@ def member_of_value(value):
     for aggregate in sorted(any_of | none_of):
         if not uuidutils.is_uuid_like(aggregate):
             raise errors.BadRequest(
-                _INVALID + "Expected 'member_of' parameter to contain valid "
-                "UUID(s). Got: %s" % aggregate)
+                _INVALID + "Expected '%s' parameter to contain valid "
+                "UUID(s). Got: %s" % (key, aggregate))
     return any_of, none_of
 
 

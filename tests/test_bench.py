@@ -104,7 +104,11 @@ def test_loader_and_queries_on_tiny_cloud(environment):
             assert bench_queries.hosts(body) >= 1, query.name
     # Nothing can serve these two, by design; everything else finds some.
     assert {name for name, found in counts.items() if not found} == {
-        'none_fits', 'rp_resources_3'}
+        'none_fits', 'none_fits_explain', 'rp_resources_3'}
+    # An explain variant answers what its query answers.
+    for query in bench_queries.named_queries(cloud):
+        if query.explains:
+            assert counts[query.name] == counts[query.explains]
     assert (counts['rp_name'], counts['rp_uuid'], counts['rp_all']) == (
         1, 1, len(cloud.providers))
 
@@ -133,6 +137,11 @@ def test_report_renders_results_and_timeouts():
         '| listing | 20.0 ms | 30.0 ms | 20.0 ms | 30.0 ms | 1.0x '
         '| same (28) | - |',
     ]
+    assert bench.explain_overhead(report) == ''
+    report['queries'].append({'name': 'fast_explain', 'explains': 'fast',
+                              'placement_lite': dict(lite, p50=0.025)})
+    assert bench.explain_overhead(report).splitlines()[2:] == [
+        '| fast | 20.0 ms | 25.0 ms | +25% |']
     assert bench.memory(report) == (
         'Resident memory of the workers, measured before the wide queries: '
         'placement_lite 300 MB in 2 workers (largest 200 MB).')

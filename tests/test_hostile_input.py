@@ -128,14 +128,14 @@ QUERY_NAMES = ['resources', 'limit', 'member_of', 'required', 'in_tree',
                'name', 'uuid', 'root_required', 'same_subtree',
                'group_policy', 'resources1', 'required_x', 'member_of1',
                'project_id', 'user_id', 'consumer_type', 'associated',
-               'in_tree1', 'bogus']
+               'in_tree1', 'root_member_of', 'explain', 'bogus']
 QUERY_VALUES = st.one_of(
     HOSTILE_TEXT,
     st.sampled_from(['VCPU:1', 'VCPU:9223372036854775808', 'VCPU:0',
                      'VCPU:1,VCPU:2', 'in:' + AGGREGATE, '!' + AGGREGATE,
                      'CUSTOM_HOSTILE,!HW_CPU_X86_VMX', 'isolate', 'none',
                      '1', '9223372036854775808', '9' * 5000, PROVIDER,
-                     'true', '_x,_y']))
+                     'true', '_x,_y', 'isolate:1,_x', '1,!_x']))
 
 
 def _paths():
@@ -219,7 +219,7 @@ def requests(draw):
     headers = {
         'OPENSTACK_API_VERSION': 'placement ' + draw(st.sampled_from(
             ['latest'] * 6 + ['1.0', '1.10', '1.20', '1.28', '1.36', '1.38',
-                              '1.39', '1.40', '1.999', '2.0', 'x', ''])),
+                              '1.39', '1.40', '1.41', '1.999', '2.0', 'x', ''])),
         'ACCEPT': draw(st.sampled_from(['application/json'] * 6 + [
             '*/*', 'text/html', ';;;,,=', 'a/b'])),
     }

@@ -88,24 +88,35 @@ def nth_root(conn, n):
 
 
 @functools.cache
-def _linked_to_each_set_query(link_table, column, sets):
-    """Providers with, for each of the ``sets`` parameters ``:set_<n>``, a
-    row of ``link_table`` (provider traits or aggregates) whose ``column``
-    is in it."""
-    query = sa.select(rp.c.id)
+def _linked_to_each_set_query(link_table, column, sets, roots_only=False,
+                              with_forbidden=False):
+    """Providers (root providers, with ``roots_only``) with, for each of
+    the ``sets`` parameters ``:set_<n>``, a row of ``link_table``
+    (provider traits or aggregates) whose ``column`` is in it, and, with
+    ``with_forbidden``, none whose ``column`` is in ``:forbidden_ids``."""
+    query = _ROOTS if roots_only else sa.select(rp.c.id)
     for n in range(sets):
         link = _nth_alias(link_table, n)
         query = query.where(sa.exists().where(
             link.c.resource_provider_id == rp.c.id,
             link.c[column].in_(list_param('set_%d' % n))))
+    if with_forbidden:
+        query = query.where(~sa.exists().where(
+            link_table.c.resource_provider_id == rp.c.id,
+            link_table.c[column].in_(list_param('forbidden_ids'))))
     return query
 
 
-def _providers_linked_to_each(conn, link_table, column, id_sets):
-    """Ids of providers linked in ``link_table`` to at least one id of
-    each set in ``id_sets``."""
-    query = _linked_to_each_set_query(link_table, column, len(id_sets))
+def _providers_linked_to_each(conn, link_table, column, id_sets,
+                              roots_only=False, forbidden_ids=()):
+    """Ids of providers (root providers, with ``roots_only``) linked in
+    ``link_table`` to at least one id of each set in ``id_sets`` and to
+    none of ``forbidden_ids``."""
+    query = _linked_to_each_set_query(link_table, column, len(id_sets),
+                                      roots_only, bool(forbidden_ids))
     params = {'set_%d' % n: sorted(ids) for n, ids in enumerate(id_sets)}
+    if forbidden_ids:
+        params['forbidden_ids'] = sorted(forbidden_ids)
     return set(conn.execute(query, params).scalars().all())
 
 
@@ -148,16 +159,20 @@ def traits_of_providers_among(conn, trait_ids):
     return found
 
 
-def provider_ids_in_aggregates(conn, member_of, aggregate_ids):
-    """Ids of providers that are, for each set of aggregate uuids in
-    ``member_of``, in at least one of them (``aggregate_ids``: {uuid: id}
-    of those that exist)."""
+def provider_ids_in_aggregates(conn, member_of, aggregate_ids,
+                               roots_only=False, forbidden=()):
+    """Ids of providers (root providers, with ``roots_only``) that are,
+    for each set of aggregate uuids in ``member_of``, in at least one of
+    them, and in none of ``forbidden`` (``aggregate_ids``: {uuid: id} of
+    those that exist)."""
     id_sets = [{aggregate_ids[uuid] for uuid in alternatives
                 if uuid in aggregate_ids}
                for alternatives in member_of]
     if not all(id_sets):
         return set()
-    return _providers_linked_to_each(conn, rpa, 'aggregate_id', id_sets)
+    return _providers_linked_to_each(
+        conn, rpa, 'aggregate_id', id_sets, roots_only,
+        {aggregate_ids[uuid] for uuid in forbidden if uuid in aggregate_ids})
 
 
 def provider_ids_in_any_aggregate(conn, uuids, aggregate_ids):
@@ -282,30 +297,12 @@ def anchors_for_sharing(conn, sharing_ids, window=None):
     return anchors
 
 
-@functools.cache
-def _roots_with_traits_query(required, with_forbidden):
-    query = _ROOTS
-    for n in range(required):
-        has = _nth_alias(rpt, n)
-        query = query.where(sa.exists().where(
-            has.c.resource_provider_id == rp.c.id,
-            has.c.trait_id == sa.bindparam('trait_%d' % n)))
-    if with_forbidden:
-        query = query.where(~sa.exists().where(
-            rpt.c.resource_provider_id == rp.c.id,
-            rpt.c.trait_id.in_(list_param('forbidden_ids'))))
-    return query
-
-
 def roots_with_traits(conn, required_ids, forbidden_ids):
     """Ids of root providers having all ``required_ids`` and none of
     ``forbidden_ids``."""
-    params = {'trait_%d' % n: trait_id
-              for n, trait_id in enumerate(sorted(required_ids))}
-    if forbidden_ids:
-        params['forbidden_ids'] = sorted(forbidden_ids)
-    query = _roots_with_traits_query(len(required_ids), bool(forbidden_ids))
-    return set(conn.execute(query, params).scalars().all())
+    return _providers_linked_to_each(
+        conn, rpt, 'trait_id', [{trait_id} for trait_id in sorted(
+            required_ids)], roots_only=True, forbidden_ids=forbidden_ids)
 
 
 _ANY_CHILD = sa.select(rp.c.id).where(

@@ -21,14 +21,19 @@ from placement_lite.db import scope_reads
 from placement_lite.db import stock
 
 
-def able_to_give(capacities, amount):
-    """The part of ``capacities`` ({provider id: scope_reads.Capacity}) where
-    ``amount`` fits now: free capacity, min_unit, max_unit and step_size
-    allow it. (One comprehension: a method call per provider costs more
-    than the test.)"""
+def with_room(capacities, amount):
+    """The part of ``capacities`` ({provider id: scope_reads.Capacity})
+    whose free capacity holds ``amount``. (Comprehensions: a method call
+    per provider costs more than the test.)"""
     return {provider_id: c for provider_id, c in capacities.items()
-            if amount <= c.capacity - c.used
-            and c.min_unit <= amount <= c.max_unit
+            if amount <= c.capacity - c.used}
+
+
+def within_units(capacities, amount):
+    """The part of ``capacities`` whose min_unit, max_unit and step_size
+    allow ``amount``."""
+    return {provider_id: c for provider_id, c in capacities.items()
+            if c.min_unit <= amount <= c.max_unit
             and amount % c.step_size == 0}
 
 
@@ -181,6 +186,20 @@ class Snapshot:
                         if first <= capacity.root_id <= last
                         or provider_id in also_ids}
                 for rc_id, held in self._cloud.capacities(rc_ids).items()}
+
+    def tree_read(self, root_id):
+        """{provider id: uuid} of the providers of the tree ``root_id``
+        read so far, in id order (reads nothing)."""
+        return {provider_id: place[2].uuid for provider_id, place
+                in sorted(item for item in self._providers.items()
+                          if item[1][1] == root_id)}
+
+    def uuids_read(self, provider_ids):
+        """{provider id: uuid} of those of ``provider_ids`` read so far
+        (reads nothing)."""
+        providers = self._providers
+        return {provider_id: providers[provider_id][2].uuid
+                for provider_id in provider_ids if provider_id in providers}
 
     def parents(self, root_ids):
         """{provider id: parent id} for every provider of the given

@@ -6,6 +6,8 @@
                 --combine.Combiner-----> allocation requests, lazily
                 --find_candidates------> the first N, and the summaries of
                                          the trees they touch
+                --explain.Tally--------> with explain (1.41), what each step
+                                         kept, told by the steps themselves
 
 Groups are filtered by a few set-based queries each (``db.candidates``);
 what the providers searched have and use is read once per request into a
@@ -22,6 +24,7 @@ import random
 from placement_lite.db import candidates as db
 from placement_lite.db import snapshot
 from placement_lite.engine import combine
+from placement_lite.engine import explain
 from placement_lite.engine import search
 from placement_lite.engine.request import parse_query  # noqa: F401
 
@@ -38,6 +41,8 @@ class Candidates:
     #: How many trees had a provider for some group, in the windows
     #: searched (what the request log reports as trees searched).
     trees: int = 0
+    #: explain.Explanation, with explain.
+    explanation: explain.Explanation = None
 
 
 EMPTY = Candidates([], {}, {})
@@ -59,6 +64,9 @@ def find_candidates(database, conf, request, nested_aware=True):
 
     Read from the replica when there is one: a claim made from a stale
     candidate is checked against the primary and refused, never applied.
+
+    With ``request.explain`` the answer carries an explain.Explanation;
+    explain=<uuid> searches that provider's tree as the only window.
     """
     placement = conf.placement
     bound = _bound(request.limit, placement.max_allocation_candidates)
@@ -67,32 +75,43 @@ def find_candidates(database, conf, request, nested_aware=True):
         None)
     shuffle = rng.shuffle if rng else None
     spread = bound is not None and nested_aware
+    tally = explain.Tally(request) if request.explain else (
+        explain.NOT_TALLIED)
+    found = EMPTY
     with database.replica_reader() as conn:
         try:
-            searcher = search.Searcher(conn, request)
-            searched = _searched(
-                searcher, request,
-                _windows(conn, bound, rng) if spread else (None,),
-                nested_aware, shuffle)
+            searcher = search.Searcher(conn, request, tally)
+            if searcher.explained_root is None:
+                windows = _windows(conn, bound, rng) if spread else (None,)
+            else:
+                windows = (snapshot.Window(searcher.explained_root,
+                                           searcher.explained_root, False),)
+            searched = _searched(searcher, request, windows, nested_aware,
+                                 shuffle, tally)
             if spread:
                 chosen, roots = _spread(searched, bound, strategy)
                 shown = None
             else:
                 chosen, roots, shown = _in_strategy_order(
                     conn, searched, bound, strategy, nested_aware)
+            if bound is not None:
+                tally.returned({candidate.anchor for candidate in chosen})
             if not searcher.all_groups_reached:
                 searcher.check_unreached_names()
-                return EMPTY
+                chosen = []
         except search.NoCandidates:
-            return EMPTY
-        if not chosen:
-            return EMPTY
-        if shuffle:
-            shuffle(chosen)
-        return _with_summaries(conn, searcher.snapshot, roots, chosen, shown)
+            chosen = []
+        if chosen:
+            if shuffle:
+                shuffle(chosen)
+            found = _with_summaries(conn, searcher.snapshot, roots, chosen,
+                                    shown)
+    if tally.active:
+        found = dataclasses.replace(found, explanation=tally.report())
+    return found
 
 
-def _searched(searcher, request, windows, nested_aware, shuffle):
+def _searched(searcher, request, windows, nested_aware, shuffle, tally):
     """(SearchResult, combine.Combiner) for each of ``windows`` (see
     _windows) where every group can be served, in turn, lazily: the one
     driver of windowed and whole-cloud searches. A candidate found in one
@@ -103,7 +122,8 @@ def _searched(searcher, request, windows, nested_aware, shuffle):
         if found is not None:
             yield found, combine.Combiner(
                 found, request, parents=searcher.snapshot.parents,
-                nested_aware=nested_aware, shuffle=shuffle, seen=seen)
+                nested_aware=nested_aware, shuffle=shuffle, seen=seen,
+                tally=tally)
 
 
 def _spread(searched, bound, strategy):

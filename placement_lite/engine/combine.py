@@ -6,11 +6,17 @@ group, one per resource class of the unsuffixed group) so that:
 
 * summed amounts per provider and class stay within free capacity and
   max_unit (each amount is counted once per request);
-* with ``group_policy=isolate`` suffixed groups use distinct providers;
 * the providers picked for the unsuffixed group together have its
   required traits;
-* each ``same_subtree`` set of groups lies under one of its providers;
+* with ``group_policy=isolate`` suffixed groups use distinct providers
+  (with ``isolate:<suffixes>``, 1.41, the groups named);
+* each ``same_subtree`` set of groups lies under one of its providers,
+  and its ``!`` groups (1.41) outside the subtree of that provider;
 * before 1.29 (tree-unaware), no two providers of one tree give resources.
+
+These are the rules explain reports, in that order (Combiner.rules): for
+a tree without any request, explain walks it again with fewer rules to
+find the first that drops it.
 
 The search is a depth-first walk over the slots that checks each
 constraint as soon as the slots it depends on are filled, so a dead branch
@@ -30,6 +36,8 @@ takes one request from each anchor in turn.
 import collections
 import dataclasses
 import itertools
+
+from placement_lite.engine import explain
 
 
 @dataclasses.dataclass
@@ -52,14 +60,17 @@ class Combiner:
     """Generates the allocation requests of a search result."""
 
     def __init__(self, result, request, parents=None, nested_aware=True,
-                 shuffle=None, seen=None):
+                 shuffle=None, seen=None, tally=explain.NOT_TALLIED):
         """``parents(root_ids)`` returns {provider id: parent id} for those
         trees (needed for same_subtree); ``shuffle``, when given, is
         applied to anchors and choices (randomized candidates); ``seen``
-        is shared by the combiners of successive windows of trees."""
+        is shared by the combiners of successive windows of trees;
+        ``tally`` is told which trees were walked and what dropped them."""
         self.result = result
-        self.isolate = request.group_policy == 'isolate'
+        #: The suffixes of the groups that must use distinct providers.
+        self.isolated = request.isolated
         self.same_subtrees = [set(s) for s in request.same_subtrees]
+        self.subtree_exclusions = request.subtree_exclusions
         self.nested_aware = nested_aware
         self.shuffle = shuffle
         self._parents_of_trees = parents
@@ -82,6 +93,16 @@ class Combiner:
             self._lone_group_takes = (
                 [result.class_names[rc_id] for rc_id in groups[0].amounts],
                 list(groups[0].amounts.values()))
+        spread = next((group for group in groups if group.spread), None)
+        #: The rules a request meets, in explain's order.
+        self.rules = tuple(
+            ['capacity']
+            + (['required_traits'] if spread and spread.required_trait_ids
+               else [])
+            + (['group_policy'] if self.isolated else [])
+            + (['same_subtree'] if self.same_subtrees else []))
+        self.tally = tally
+        tally.rules(self.rules)
 
     def plan(self, slots):
         """The _Plan of every walk, made for the first."""
@@ -159,24 +180,56 @@ class Combiner:
 
     def for_anchor(self, anchor):
         """Lazily yield every allocation request under ``anchor``."""
+        requests = self._requests(anchor, self.rules, self.seen)
+        if self.tally.active:
+            return self._tallied(anchor, requests)
+        return requests
+
+    def _requests(self, anchor, rules, seen):
+        """The requests under ``anchor`` meeting ``rules`` (see
+        Combiner.rules); ``seen`` (None: every request) keeps requests
+        made only of sharing providers from being given twice."""
         slots = self._slots(anchor)
         if self._lone_spread_group:
-            yield from self._product(anchor, slots)
+            yield from self._product(anchor, slots, rules, seen)
             return
-        if not self._enough_in_tree(slots):
+        if 'capacity' in rules and not self._enough_in_tree(slots):
             return
         if self.same_subtrees:
             self._ensure_parents()
-        yield from _Walk(self, anchor, slots).run()
+        yield from _Walk(self, anchor, slots, rules, seen).run()
 
-    def _product(self, anchor, slots):
+    def _tallied(self, anchor, requests):
+        """``requests``, telling the tally that ``anchor`` was walked and,
+        when it gives none, which rule dropped it."""
+        given = False
+        for request in requests:
+            if not given:
+                given = True
+                self.tally.walked(anchor, None)
+            yield request
+        if not given:
+            self.tally.walked(anchor, self._dropped_by(anchor))
+
+    def _dropped_by(self, anchor):
+        """The first rule such that no request under ``anchor`` meets it
+        and every rule before it; None when every rule is met (its
+        requests were all given by an earlier tree)."""
+        for end in range(1, len(self.rules) + 1):
+            if next(self._requests(anchor, self.rules[:end], None),
+                    None) is None:
+                return self.rules[end - 1]
+        return None
+
+    def _product(self, anchor, slots, rules, seen):
         """The requests of a lone unsuffixed group: every choice of one
         provider per class. No choice can clash with another (each class
         is asked once, and the search only offers providers with room for
         their amount), so only the group's traits are checked."""
         group = self.result.groups[0]
         names, amounts = self._lone_group_takes
-        required = group.required_trait_ids
+        required = (group.required_trait_ids if 'required_traits' in rules
+                    else None)
         owners = group.trait_owners
         for chosen in itertools.product(*(slot.options for slot in slots)):
             self.steps += 1
@@ -192,30 +245,39 @@ class Combiner:
                 else:
                     allocations[provider] = {name: amount}
             candidate = self.candidate(anchor, allocations,
-                                       {'': set(chosen)}, chosen)
+                                       {'': set(chosen)}, chosen, seen)
             if candidate is not None:
                 yield candidate
 
-    def candidate(self, anchor, allocations, mappings, chosen):
-        """The Candidate, or None when it was already produced: only
-        requests made of sharing providers alone can be built under
-        several anchors; the first is kept."""
-        if self.result.sharing.issuperset(chosen):
+    def candidate(self, anchor, allocations, mappings, chosen, seen):
+        """The Candidate, or None when it is in ``seen``: only requests
+        made of sharing providers alone can be built under several
+        anchors; the first is kept (``seen`` None: keep every one)."""
+        if seen is not None and self.result.sharing.issuperset(chosen):
             key = (frozenset((p, rc, a) for p, classes in allocations.items()
                              for rc, a in classes.items()),
                    frozenset((s, frozenset(ps)) for s, ps in mappings.items()))
-            if key in self.seen:
+            if key in seen:
                 return None
-            self.seen.add(key)
+            seen.add(key)
         return Candidate(anchor, allocations, mappings)
 
     def in_same_subtree(self, providers):
         """True when one of ``providers`` is an ancestor (or self) of all."""
+        return self.top_of(providers) is not None
+
+    def top_of(self, providers):
+        """The one of ``providers`` that is an ancestor (or self) of all
+        of them, or None."""
         if len(providers) == 1:
-            return True
+            return next(iter(providers))
         lineages = [self._lineage(p) for p in providers]
-        common = set.intersection(*lineages)
-        return bool(common & set(providers))
+        common = set.intersection(*lineages) & set(providers)
+        return next(iter(common), None)
+
+    def outside_subtree(self, top, provider):
+        """True when ``provider`` is neither ``top`` nor below it."""
+        return top not in self._lineage(provider)
 
     def _lineage(self, provider_id):
         lineage = set()
@@ -240,24 +302,37 @@ class _Plan:
         for suffixes in combiner.same_subtrees:
             last = max(suffix_slot[s] for s in suffixes)
             self.subtrees_done_at[last].append(sorted(suffixes))
-        self.check_at = set(self.subtrees_done_at)
+        self.exclusions_done_at = collections.defaultdict(list)
+        for inside, outside in combiner.subtree_exclusions:
+            last = max(suffix_slot[s] for s in inside | outside)
+            self.exclusions_done_at[last].append((inside, outside))
+        self.check_at = set(self.subtrees_done_at) | set(
+            self.exclusions_done_at)
         if self.spread_group and self.spread_group.required_trait_ids:
             self.check_at.add(self.spread_done_at)
 
 
 class _Walk:
-    """The depth-first walk over the slots of one anchor."""
+    """The depth-first walk over the slots of one anchor, checking
+    ``rules`` (see Combiner.rules)."""
 
-    def __init__(self, combiner, anchor, slots):
+    def __init__(self, combiner, anchor, slots, rules, seen):
         self.combiner = combiner
         self.anchor = anchor
         self.slots = slots
+        self.seen = seen
+        self.check_capacity = 'capacity' in rules
+        self.check_traits = 'required_traits' in rules
+        self.check_subtrees = 'same_subtree' in rules
+        self.isolated_suffixes = (combiner.isolated if 'group_policy' in rules
+                                  else frozenset())
         result = combiner.result
         self.root_of = result.root_of
         plan = combiner.plan(slots)
         self.spread_group = plan.spread_group
         self.spread_done_at = plan.spread_done_at
         self.subtrees_done_at = plan.subtrees_done_at
+        self.exclusions_done_at = plan.exclusions_done_at
         self.check_at = plan.check_at
         self.capacities = result.capacities
         self.class_names = result.class_names
@@ -268,6 +343,7 @@ class _Walk:
         #: above 0.
         self.usage = {}
         self.chosen = [None] * len(slots)
+        #: The providers of the isolated slots filled so far.
         self.isolated = set()
         self.tree_owner = {}
 
@@ -282,16 +358,17 @@ class _Walk:
             return
         slot = self.slots[index]
         usage = self.usage
-        isolate = bool(slot.suffix) and self.combiner.isolate
+        isolate = slot.suffix in self.isolated_suffixes
         one_per_tree = bool(slot.amounts) and not self.combiner.nested_aware
+        check_capacity = self.check_capacity
         known = self.takes[index]
         for provider in slot.options:
             takes = known.get(provider)
             if takes is None:
                 takes = known[provider] = self._takes(slot, provider)
             self.combiner.steps += 1
-            if any(usage.get(key, 0) + amount > limit
-                   for key, amount, limit in takes):
+            if check_capacity and any(usage.get(key, 0) + amount > limit
+                                      for key, amount, limit in takes):
                 continue
             if isolate and provider in self.isolated:
                 continue
@@ -349,7 +426,8 @@ class _Walk:
             self.tree_owner[root] = (provider, owner[1] - 1)
 
     def _consistent(self, index):
-        if index == self.spread_done_at and self.spread_group.required_trait_ids:
+        if (self.check_traits and index == self.spread_done_at
+                and self.spread_group.required_trait_ids):
             owners = self.spread_group.trait_owners
             offered = set()
             for slot, provider in zip(self.slots, self.chosen):
@@ -358,13 +436,23 @@ class _Walk:
             if not all(alternatives & offered for alternatives
                        in self.spread_group.required_trait_ids):
                 return False
+        if not self.check_subtrees:
+            return True
+        combiner = self.combiner
         for suffixes in self.subtrees_done_at.get(index, ()):
-            providers = {provider for slot, provider
-                         in zip(self.slots, self.chosen)
-                         if slot.suffix in suffixes}
-            if not self.combiner.in_same_subtree(providers):
+            if not combiner.in_same_subtree(self._providers_of(suffixes)):
+                return False
+        for inside, outside in self.exclusions_done_at.get(index, ()):
+            top = combiner.top_of(self._providers_of(inside))
+            if not all(combiner.outside_subtree(top, provider)
+                       for provider in self._providers_of(outside)):
                 return False
         return True
+
+    def _providers_of(self, suffixes):
+        """The providers chosen for the groups ``suffixes``."""
+        return {provider for slot, provider in zip(self.slots, self.chosen)
+                if slot.suffix in suffixes}
 
     def _candidate(self):
         allocations = {}
@@ -380,7 +468,7 @@ class _Walk:
             else:
                 mappings[slot.suffix] = {provider}
         return self.combiner.candidate(self.anchor, allocations, mappings,
-                                       self.chosen)
+                                       self.chosen, self.seen)
 
 
 def round_robin(generators):

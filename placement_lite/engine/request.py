@@ -14,6 +14,9 @@ whole set of groups.
 
 import dataclasses
 import re
+import uuid as uuidlib
+
+from oslo_utils import uuidutils
 
 from placement_lite import errors
 from placement_lite import microversion
@@ -23,6 +26,8 @@ from placement_lite.schemas import common
 GROUP_PREFIXES = ('resources', 'required', 'member_of', 'in_tree')
 NUMBERED_SUFFIX = r'[1-9][0-9]*'
 NAMED_SUFFIX = r'[a-zA-Z0-9_-]{1,64}'
+#: group_policy=isolate:<suffixes> (1.41): isolation of the groups named.
+ISOLATE_NAMED = 'isolate:'
 
 
 def group_key_pattern(version):
@@ -67,8 +72,22 @@ class CandidateRequest:
     group_policy: str = None
     root_required: set = dataclasses.field(default_factory=set)
     root_forbidden: set = dataclasses.field(default_factory=set)
-    #: A list of sets of suffixes.
+    #: root_member_of (1.41): a list of sets of aggregate uuids (the root in
+    #: one of each set), and uuids the root must be in none of.
+    root_member_of: list = dataclasses.field(default_factory=list)
+    root_forbidden_aggregates: set = dataclasses.field(default_factory=set)
+    #: A list of sets of suffixes (from a value with ``!`` suffixes, those
+    #: without).
     same_subtrees: list = dataclasses.field(default_factory=list)
+    #: same_subtree values with ``!`` suffixes (1.41): (suffixes in one
+    #: subtree, suffixes kept out of it) pairs.
+    subtree_exclusions: list = dataclasses.field(default_factory=list)
+    #: The suffixes group_policy isolates: every suffixed group with
+    #: ``isolate``, those named with ``isolate:`` (1.41).
+    isolated: frozenset = frozenset()
+    #: explain (1.41): None, True, or the uuid of the provider whose tree
+    #: to explain.
+    explain: object = None
 
     @property
     def requested_resource_classes(self):
@@ -86,7 +105,8 @@ def parse_query(pairs, version):
     The query must already have passed the schema for ``version``.
     """
     request = CandidateRequest(groups={})
-    _parse_request_wide(request, pairs)
+    extended = version >= microversion.EXPLAIN
+    _parse_request_wide(request, pairs, extended)
     request.groups = _parse_groups(pairs, version)
     if version >= microversion.SAME_SUBTREE:
         _check_resourceless_groups(request)
@@ -95,25 +115,24 @@ def parse_query(pairs, version):
     if version >= microversion.FORBIDDEN_TRAITS:
         _check_trait_conflicts(request.groups)
     _check_group_policy(request)
+    request.isolated = _isolated_suffixes(request)
     return request
 
 
-def _parse_request_wide(request, pairs):
+def _parse_request_wide(request, pairs, extended):
+    """The parameters that apply to every group; ``extended``: at 1.41 or
+    later, with placement_lite's own (see api-ref/extensions.md)."""
     limits = _values(pairs, 'limit')
     if limits:
         request.limit = _positive_int(limits[0])
     policies = _values(pairs, 'group_policy')
     if policies:
         request.group_policy = policies[0]
-    root_required = _values(pairs, 'root_required')
-    if len(root_required) > 1:
-        raise errors.BadRequest(
-            "Query parameter 'root_required' may be specified only once.",
-            code=errors.ILLEGAL_DUPLICATE_QUERYPARAM)
-    if root_required:
+    root_required = _only_value(pairs, 'root_required')
+    if root_required is not None:
         # root_required knows no 'in:' alternatives.
         required, forbidden = querystring.parse_traits(
-            root_required[0], True, False)
+            root_required, True, False)
         request.root_required = {name for names in required for name in names}
         request.root_forbidden = forbidden
         conflicts = request.root_required & forbidden
@@ -123,12 +142,75 @@ def _parse_request_wide(request, pairs):
                 'root_required: %s' % ', '.join(sorted(conflicts)),
                 code=errors.QUERYPARAM_BAD_VALUE)
     for value in _values(pairs, 'same_subtree'):
-        suffixes = {part.strip() for part in value.split(',')}
-        if '' in suffixes:
+        parts = [part.strip() for part in value.split(',')]
+        kept_out = set()
+        if extended:
+            kept_out = {part[1:].strip() for part in parts
+                        if part.startswith('!')}
+            parts = [part for part in parts if not part.startswith('!')]
+        suffixes = set(parts)
+        if '' in suffixes | kept_out:
             raise errors.BadRequest(
                 'Empty string (unsuffixed group) can not be specified in '
                 '`same_subtree` ', code=errors.QUERYPARAM_BAD_VALUE)
+        if kept_out:
+            request.subtree_exclusions.append(
+                _subtree_exclusion(value, suffixes, kept_out))
         request.same_subtrees.append(suffixes)
+    if extended:
+        _parse_extensions(request, pairs)
+
+
+def _subtree_exclusion(value, suffixes, kept_out):
+    """(suffixes, kept_out) of a same_subtree ``value`` with ``!``
+    suffixes."""
+    if not suffixes:
+        raise errors.BadRequest(
+            'same_subtree=%s: a value with ! suffixes needs at least one '
+            'suffix without !.' % value, code=errors.QUERYPARAM_BAD_VALUE)
+    both = suffixes & kept_out
+    if both:
+        raise errors.BadRequest(
+            'same_subtree=%s names %s both with and without !.'
+            % (value, ', '.join(sorted(both))),
+            code=errors.QUERYPARAM_BAD_VALUE)
+    return suffixes, kept_out
+
+
+def _parse_extensions(request, pairs):
+    """root_member_of and explain (1.41)."""
+    for value in _values(pairs, 'root_member_of'):
+        any_of, none_of = querystring.member_of_value(value,
+                                                      'root_member_of')
+        if any_of:
+            request.root_member_of.append(any_of)
+        request.root_forbidden_aggregates |= none_of
+    explain = _only_value(pairs, 'explain')
+    if explain is not None:
+        request.explain = _explain(explain)
+
+
+def _only_value(pairs, key):
+    """The value of ``key``, given at most once, or None."""
+    values = _values(pairs, key)
+    if len(values) > 1:
+        raise errors.BadRequest(
+            "Query parameter '%s' may be specified only once." % key,
+            code=errors.ILLEGAL_DUPLICATE_QUERYPARAM)
+    return values[0] if values else None
+
+
+def _explain(value):
+    """True, None (``false``) or the provider uuid, in its canonical
+    form, of an ``explain`` value."""
+    if value in ('true', 'false'):
+        return True if value == 'true' else None
+    if not uuidutils.is_uuid_like(value):
+        raise errors.BadRequest(
+            "Invalid query string parameters: Expected 'explain' parameter "
+            "to be true, false or a resource provider uuid. Got: %s" % value,
+            code=errors.QUERYPARAM_BAD_VALUE)
+    return str(uuidlib.UUID(value))
 
 
 def _positive_int(value):
@@ -212,7 +294,8 @@ def _check_resourceless_groups(request):
         raise errors.BadRequest(
             'There must be at least one resources or resources[$S] '
             'parameter.', code=errors.QUERYPARAM_MISSING_VALUE)
-    in_subtrees = set().union(*request.same_subtrees)
+    in_subtrees = set().union(*request.same_subtrees, *(
+        kept_out for _suffixes, kept_out in request.subtree_exclusions))
     unnamed = [suffix for suffix in resourceless if suffix not in in_subtrees]
     if unnamed:
         raise errors.BadRequest(
@@ -274,3 +357,27 @@ def _check_group_policy(request):
         raise errors.BadRequest(
             'The "group_policy" parameter is required when specifying more '
             'than one "resources{N}" parameter.')
+
+
+def _isolated_suffixes(request):
+    """The suffixes group_policy isolates from one another."""
+    policy = request.group_policy
+    if policy == 'isolate':
+        return frozenset(suffix for suffix in request.groups if suffix)
+    if not (policy or '').startswith(ISOLATE_NAMED):
+        return frozenset()
+    named = {part.strip() for part in policy[len(ISOLATE_NAMED):].split(',')}
+    if '' in named:
+        raise errors.BadRequest(
+            'The unsuffixed group can not be isolated: got an empty suffix '
+            'in group_policy=%s.' % policy, code=errors.QUERYPARAM_BAD_VALUE)
+    if len(named) < 2:
+        raise errors.BadRequest(
+            'The group_policy isolate: form must name at least two suffixed '
+            'groups. Got: %s' % policy, code=errors.QUERYPARAM_BAD_VALUE)
+    unknown = sorted(named - set(request.groups))
+    if unknown:
+        raise errors.BadRequest(
+            'The group_policy isolate: form names suffixes no group of the '
+            'request has: %s.' % unknown, code=errors.QUERYPARAM_BAD_VALUE)
+    return frozenset(named)

@@ -21,7 +21,11 @@ Rules, as the reference applies them:
   traits are met by the chosen providers together (checked when combining).
 * A resourceless suffixed group (1.36) is served by any provider matching
   its traits and aggregates; with neither, by none.
-* ``root_required`` keeps only anchors whose root has/lacks those traits.
+* ``root_required`` keeps only anchors whose root has/lacks those traits,
+  ``root_member_of`` (1.41) those whose root is (not) in the aggregates.
+
+Each step tells the request's explain.Tally what it kept (a no-op
+without explain).
 """
 
 import dataclasses
@@ -29,10 +33,19 @@ import dataclasses
 from placement_lite import errors
 from placement_lite.db import candidates as db
 from placement_lite.db import snapshot
+from placement_lite.engine import explain
+
+Step = explain.Step
 
 
 class NoCandidates(Exception):
-    """Some group cannot be served at all: the answer is empty."""
+    """Some group cannot be served at all: the answer is empty. ``step``:
+    the filter that found no provider in the whole cloud, before any was
+    read (explain reports it), if one did."""
+
+    def __init__(self, step=None):
+        super().__init__(step)
+        self.step = step
 
 
 @dataclasses.dataclass
@@ -89,8 +102,10 @@ class Searcher:
     later groups' unknown names go unnoticed).
     """
 
-    def __init__(self, conn, request):
+    def __init__(self, conn, request, tally=explain.NOT_TALLIED):
         groups = list(request.groups.values())
+        explained = request.explain if isinstance(request.explain,
+                                                  str) else None
         known = db.read_known(
             conn,
             {name for group in groups for name in group.resources},
@@ -100,18 +115,32 @@ class Searcher:
                           for names in group.required_traits)),
             set().union(*(group.forbidden_aggregates for group in groups),
                         *(uuids for group in groups
-                          for uuids in group.member_of)),
-            {group.in_tree for group in groups if group.in_tree})
+                          for uuids in group.member_of),
+                        request.root_forbidden_aggregates,
+                        *request.root_member_of),
+            {group.in_tree for group in groups if group.in_tree}
+            | ({explained} if explained else set()))
+        #: What the providers searched have and use.
+        self.snapshot = snapshot.Snapshot(conn, known.class_names)
+        self.tally = tally
+        tally.start(known.class_names, self.snapshot, known.sharing)
+        #: The root of the tree explain=<uuid> names, or None.
+        self.explained_root = None
+        if explained:
+            self.explained_root = known.tree_roots.get(explained)
+            if self.explained_root is None:
+                raise errors.BadRequest(
+                    'No resource provider with uuid %s to explain.'
+                    % explained, code=errors.QUERYPARAM_BAD_VALUE)
+            tally.explaining(explained, self.explained_root)
         class_ids = {name: id_ for id_, name in known.class_names.items()}
         self.names = _Names(
             conn, known, class_ids,
-            _allowed_anchors(conn, request, known),
+            _allowed_anchors(conn, request, known, tally),
             {in_tree: {class_ids[name] for group in groups
                        if group.in_tree == in_tree
                        for name in group.resources if name in class_ids}
              for in_tree in {group.in_tree for group in groups}})
-        #: What the providers searched have and use.
-        self.snapshot = snapshot.Snapshot(conn, known.class_names)
         self._groups = [_GroupSearch(group, self.names) for group in groups]
         #: How many groups (in order) have been searched at least once.
         self.groups_reached = 0
@@ -128,7 +157,8 @@ class Searcher:
 
         Raises NoCandidates when a group cannot be served anywhere; in a
         window, returns None when some group cannot be served there."""
-        in_window = _InWindow(self.names, self.snapshot, window)
+        self.tally.searching(window)
+        in_window = _InWindow(self.names, self.snapshot, window, self.tally)
         capacities = {}
         roots = {}
         groups = []
@@ -148,6 +178,7 @@ class Searcher:
                              for provider_id, capacity in capable.items())
             roots.update(searcher.resourceless_roots)
         anchors = set.intersection(*(set(g.by_anchor) for g in groups))
+        self.tally.all_groups(anchors)
         return SearchResult(groups, capacities, roots, self.names.sharing,
                             self.names.class_names, sorted(anchors),
                             self.snapshot)
@@ -184,7 +215,7 @@ class _Names:
     known: object
     #: {resource class name: id} of every class.
     class_ids: dict
-    #: Root ids allowed by root_required (None: all).
+    #: Root ids allowed by root_required and root_member_of (None: all).
     allowed_anchors: object
     #: {in_tree uuid (or None): ids of the known classes the groups with
     #: that in_tree ask for}.
@@ -209,10 +240,12 @@ class _InWindow:
     """The search of one window (a snapshot.Window; None: the whole
     cloud): what its groups read there, read once per window."""
 
-    def __init__(self, names, providers_read, window):
+    def __init__(self, names, providers_read, window,
+                 tally=explain.NOT_TALLIED):
         self.names = names
         self.snapshot = providers_read
         self.window = window
+        self.tally = tally
         self._inventories = {}
         #: {sharing provider id: anchors in the window}.
         self._anchors_of_sharing = {}
@@ -226,6 +259,14 @@ class _InWindow:
                 self.names.classes_by_tree[in_tree], tree_root, self.window,
                 also_ids=self.names.sharing)
         return self._inventories[in_tree]
+
+    def tree_providers(self, root_id):
+        """{provider id: uuid} of the tree ``root_id`` in the window, as
+        read (after its inventories were)."""
+        window = self.window
+        if window is not None and not window.first <= root_id <= window.last:
+            return {}
+        return self.snapshot.tree_read(root_id)
 
     def sharing_anchors(self, provider_ids):
         """{sharing provider id: anchors in the window}, queried once per
@@ -254,16 +295,31 @@ class _InWindow:
         return pairs
 
 
-def _allowed_anchors(conn, request, known):
-    """Root ids allowed by root_required, or None when not filtering."""
-    if not (request.root_required or request.root_forbidden):
-        return None
-    required = _trait_ids(known, request.root_required)
-    forbidden = _trait_ids(known, request.root_forbidden)
-    roots = db.roots_with_traits(conn, required, forbidden)
-    if not roots:
+def _allowed_anchors(conn, request, known, tally):
+    """Root ids allowed by root_required and root_member_of, or None when
+    not filtering."""
+    allowed = None
+    if request.root_required or request.root_forbidden:
+        allowed = _narrowed(allowed, 'root_required', db.roots_with_traits(
+            conn, _trait_ids(known, request.root_required),
+            _trait_ids(known, request.root_forbidden)), tally)
+    if request.root_member_of or request.root_forbidden_aggregates:
+        allowed = _narrowed(
+            allowed, 'root_member_of', db.provider_ids_in_aggregates(
+                conn, request.root_member_of, known.aggregate_ids,
+                roots_only=True, forbidden=request.root_forbidden_aggregates),
+            tally)
+    return allowed
+
+
+def _narrowed(allowed, name, roots, tally):
+    """``allowed`` (None: every root) narrowed to ``roots``, which the
+    filter ``name`` allows; NoCandidates when none is left."""
+    tally.root_filter(name, roots)
+    allowed = roots if allowed is None else allowed & roots
+    if not allowed:
         raise NoCandidates()
-    return roots
+    return allowed
 
 
 def _trait_ids(known, names):
@@ -290,6 +346,12 @@ class _Filters:
     with_traits: set
 
 
+#: The steps after resource_class that keep the providers of a class
+#: able to give the amount, in order.
+_CAPACITY_STEPS = (('capacity', snapshot.with_room),
+                   ('units', snapshot.within_units))
+
+
 class _GroupSearch:
     def __init__(self, group, names):
         self.group = group
@@ -303,28 +365,53 @@ class _GroupSearch:
 
     def run(self, in_window):
         """Who can serve the group under the anchors of ``in_window`` (an
-        _InWindow)."""
+        _InWindow). The capacity steps of each class run in turn, then the
+        other filters; the first step that keeps nothing ends the group's
+        search in the window."""
         group = self.group
-        filters = self.resolve()
+        suffix = group.suffix
+        tally = in_window.tally
+        try:
+            filters = self.resolve()
+        except NoCandidates as nothing:
+            tally.kept(suffix, Step(nothing.step), ())
+            raise
         amounts = filters.amounts
         largest = self.names.largest
-        if any(amount > largest.get(rc_id, 0)
-               for rc_id, amount in amounts.items()):
-            # No provider anywhere could give that much, used or not.
-            raise NoCandidates()
+        for rc_id, amount in amounts.items():
+            if amount > largest.get(rc_id, 0):
+                # No provider anywhere could give that much, used or not.
+                tally.largest(suffix, Step('largest', rc_id, amount),
+                              largest.get(rc_id, 0))
+                raise NoCandidates()
         by_class = self.by_class = {}
         inventories = in_window.inventories(group.in_tree, filters.tree_root)
+        if filters.tree_root is not None and amounts and tally.active:
+            tally.kept(suffix, Step('in_tree'),
+                       in_window.tree_providers(filters.tree_root))
+        empty = GroupChoices(suffix, amounts, {})
         for rc_id, amount in amounts.items():
-            capable = snapshot.able_to_give(inventories[rc_id], amount)
+            capable = inventories[rc_id]
+            tally.kept(suffix, Step('resource_class', rc_id, amount), capable)
+            for name, narrowed in _CAPACITY_STEPS:
+                if not capable:
+                    return empty
+                capable = narrowed(capable, amount)
+                tally.kept(suffix, Step(name, rc_id, amount), capable)
             if not capable:
-                return GroupChoices(group.suffix, amounts, {})
+                return empty
             by_class[rc_id] = capable
         if group.use_same_provider:
-            return GroupChoices(group.suffix, amounts,
-                                self._single_provider_choices(filters,
-                                                              in_window))
-        by_anchor = self._spread_choices(filters, in_window)
-        return GroupChoices(group.suffix, amounts, by_anchor,
+            return GroupChoices(suffix, amounts, self._single_provider_choices(
+                filters, in_window))
+        pairs_by_class = {}
+        for rc_id, capable in by_class.items():
+            pairs = self._class_pairs(rc_id, capable, filters, in_window)
+            if pairs is None:
+                return empty
+            pairs_by_class[rc_id] = pairs
+        by_anchor = self._spread_choices(filters, pairs_by_class, tally)
+        return GroupChoices(suffix, amounts, by_anchor,
                             filters.required, filters.trait_owners)
 
     def has_unknown_names(self):
@@ -353,7 +440,7 @@ class _GroupSearch:
             in_aggregates = db.provider_ids_in_aggregates(
                 conn, group.member_of, known.aggregate_ids)
             if not in_aggregates:
-                raise NoCandidates()
+                raise NoCandidates('member_of')
         required = [_trait_ids(known, alternatives)
                     for alternatives in group.required_traits]
         forbidden = _trait_ids(known, group.forbidden_traits)
@@ -361,7 +448,7 @@ class _GroupSearch:
         if group.in_tree:
             tree_root = known.tree_roots.get(group.in_tree)
             if tree_root is None:
-                raise NoCandidates()
+                raise NoCandidates('in_tree')
         bad_aggregates = (
             db.provider_ids_in_any_aggregate(
                 conn, group.forbidden_aggregates, known.aggregate_ids)
@@ -391,13 +478,22 @@ class _GroupSearch:
 
     def _single_provider_choices(self, filters, in_window):
         by_class = self.by_class
+        tally = in_window.tally
         if filters.amounts:
             providers = set.intersection(*(set(c) for c in by_class.values()))
-            providers = self._single_provider_filter(filters, providers)
+            if not _kept(tally, self.group.suffix, 'all_resources',
+                         providers):
+                return {}
+            providers = self._single_provider_filter(filters, providers,
+                                                     tally)
+            if providers is None:
+                return {}
             any_class = next(iter(by_class.values()))
             roots = {p: any_class[p].root_id for p in providers}
         else:
-            providers, roots = self._resourceless_providers(filters)
+            providers, roots = self._resourceless_providers(filters, tally)
+            if providers is None:
+                return {}
             self.resourceless_roots.update(roots)
         sharing_here = in_window.sharing_anchors(
             sorted(providers & self.sharing))
@@ -407,82 +503,119 @@ class _GroupSearch:
         by_anchor = {}
         for provider_id, anchor in in_window.with_allowed_anchors(pairs):
             by_anchor.setdefault(anchor, []).append(provider_id)
+        tally.kept_trees(self.group.suffix, Step('trees'), by_anchor)
         return by_anchor
 
-    def _single_provider_filter(self, filters, providers):
+    def _single_provider_filter(self, filters, providers, tally):
         """``providers`` (None: any) narrowed by the group's traits and
-        aggregates."""
+        aggregates, in explain's order: required traits, member_of,
+        forbidden traits, forbidden aggregates; None when one of them
+        keeps none."""
+        group = self.group
+        suffix = group.suffix
         if filters.with_traits is not None:
             providers = (set(filters.with_traits) if providers is None
                          else providers & filters.with_traits)
+            if not _kept(tally, suffix, 'required_traits', providers):
+                return None
         if filters.in_aggregates is not None:
             providers = (set(filters.in_aggregates) if providers is None
                          else providers & filters.in_aggregates)
-        return providers - filters.bad_aggregates - filters.bad_traits
+            if not _kept(tally, suffix, 'member_of', providers):
+                return None
+        if group.forbidden_traits:
+            providers = providers - filters.bad_traits
+            if not _kept(tally, suffix, 'forbidden_traits', providers):
+                return None
+        if group.forbidden_aggregates:
+            providers = providers - filters.bad_aggregates
+            if not _kept(tally, suffix, 'forbidden_aggregates', providers):
+                return None
+        return providers
 
-    def _resourceless_providers(self, filters):
+    def _resourceless_providers(self, filters, tally):
         """(providers, {provider: root}) for a group without resources,
         over the whole cloud, found once."""
         if self._resourceless is None:
             if filters.required or filters.in_aggregates is not None:
-                providers = self._single_provider_filter(filters, None)
+                providers = self._single_provider_filter(filters, None,
+                                                         tally)
             else:
                 providers = set()
             self._resourceless = (providers,
                                   db.roots_of(self.conn, providers))
         return self._resourceless
 
-    def _spread_choices(self, filters, in_window):
-        amounts = filters.amounts
-        per_class = []
-        for rc_id in amounts:
-            pairs = self._class_pairs(self.by_class[rc_id], filters,
-                                      in_window)
-            per_class.append((rc_id, pairs))
+    def _spread_choices(self, filters, pairs_by_class, tally):
+        """{anchor: {rc id: [provider ids]}} from each class's (provider,
+        anchor) pairs, for the anchors where every class has a provider
+        and the providers could together have the required traits."""
         common = set.intersection(*({anchor for _p, anchor in pairs}
-                                    for _rc, pairs in per_class))
+                                    for pairs in pairs_by_class.values()))
+        tally.kept_trees('', Step('trees'), common)
         by_anchor = {anchor: {} for anchor in sorted(common)}
-        for rc_id, pairs in per_class:
+        for rc_id, pairs in pairs_by_class.items():
             for provider_id, anchor in sorted(
                     pair for pair in pairs if pair[1] in common):
                 by_anchor[anchor].setdefault(rc_id, []).append(provider_id)
+        if not (filters.required and common):
+            return by_anchor
         # A tree whose chosen providers together could never have the
         # required traits cannot serve the group. (Every class has a
         # provider under each anchor in ``common``.)
         viable = {}
         for anchor, choices in by_anchor.items():
-            if filters.required:
-                offered = set().union(*(
-                    filters.trait_owners.get(p, set())
-                    for providers in choices.values() for p in providers))
-                if not all(alternatives & offered
-                           for alternatives in filters.required):
-                    continue
-            viable[anchor] = choices
+            offered = set().union(*(
+                filters.trait_owners.get(p, set())
+                for providers in choices.values() for p in providers))
+            if all(alternatives & offered
+                   for alternatives in filters.required):
+                viable[anchor] = choices
+        tally.kept_trees('', Step('required_traits'), viable)
         return viable
 
-    def _class_pairs(self, capable, filters, in_window):
-        """(provider, anchor) pairs that may give one class to the
-        unsuffixed group: providers of the anchor's tree, and sharing
-        providers of the trees they serve (not with in_tree)."""
+    def _class_pairs(self, rc_id, capable, filters, in_window):
+        """(provider, anchor) pairs that may give the class ``rc_id`` to
+        the unsuffixed group: providers of the anchor's tree, and sharing
+        providers of the trees they serve (not with in_tree), in anchors
+        of the window root filters allow; None when a filter of the group
+        keeps none."""
+        group = self.group
+        tally = in_window.tally
         in_aggregates = filters.in_aggregates
-        bad_aggregates = filters.bad_aggregates
         bad_traits = filters.bad_traits
-        pairs = [(p, capacity.root_id) for p, capacity in capable.items()
-                 if p not in bad_traits]
+        pairs = [(p, capacity.root_id) for p, capacity in capable.items()]
         if filters.tree_root is None:
-            shared = set(capable) & self.sharing
+            shared = (set(capable) & self.sharing) - bad_traits
             if in_aggregates is not None:
                 shared &= in_aggregates
             for provider_id, anchors in in_window.sharing_anchors(
-                    sorted(shared - bad_traits)).items():
+                    sorted(shared)).items():
                 pairs.extend((provider_id, anchor) for anchor in anchors
                              if anchor != capable[provider_id].root_id)
-        pairs = in_window.with_allowed_anchors(pairs)
         if in_aggregates is not None:
             pairs = [(p, a) for p, a in pairs
                      if p in in_aggregates or a in in_aggregates]
-        if bad_aggregates:
+            tally.kept_pairs('', Step('member_of', rc_id), pairs)
+            if not pairs:
+                return None
+        if group.forbidden_traits:
+            pairs = [(p, a) for p, a in pairs if p not in bad_traits]
+            tally.kept_pairs('', Step('forbidden_traits', rc_id), pairs)
+            if not pairs:
+                return None
+        if group.forbidden_aggregates:
+            bad_aggregates = filters.bad_aggregates
             pairs = [(p, a) for p, a in pairs
                      if p not in bad_aggregates and a not in bad_aggregates]
-        return pairs
+            tally.kept_pairs('', Step('forbidden_aggregates', rc_id), pairs)
+            if not pairs:
+                return None
+        return in_window.with_allowed_anchors(pairs)
+
+
+def _kept(tally, suffix, name, providers):
+    """``providers``, which the step ``name`` of group ``suffix`` kept,
+    told to ``tally``."""
+    tally.kept(suffix, Step(name), providers)
+    return providers

@@ -1,5 +1,6 @@
 """GET /allocation_candidates (from 1.10): where could this request go?"""
 
+import dataclasses
 import json
 import typing
 
@@ -48,7 +49,56 @@ def render(found, request, version):
         b'], "provider_summaries": {',
         b', '.join([_rendered(summary, shape)
                     for summary in found.provider_summaries.values()]),
-        b'}}'))
+        b'}',
+        b'' if found.explanation is None else
+        b', "explain": ' + json.dumps(_explain(found.explanation)).encode(),
+        b'}'))
+
+
+def _explain(explanation):
+    """The ``explain`` member (1.41): api-ref/extensions.md defines it."""
+    return {
+        'groups': [_group(group) for group in explanation.groups],
+        'trees': {'steps': [_step(step) for step in explanation.tree_steps],
+                  'emptied_by': _step(explanation.trees_emptied_by)},
+        'windows': explanation.windows,
+        'walked': explanation.walked,
+        'provider': explanation.provider,
+    }
+
+
+def _group(group):
+    shown = {'suffix': group.suffix,
+             'steps': [_step(step) for step in group.steps],
+             'emptied_by': _step(group.emptied_by)}
+    if group.providers is not None:
+        shown['providers'] = [_row(row) for row in group.providers]
+    return shown
+
+
+def _step(step):
+    """A step and its count, or None."""
+    if step is None:
+        return None
+    shown = _present({'step': step.step,
+                      'resource_class': step.resource_class,
+                      'amount': step.amount, 'largest': step.largest})
+    shown[step.unit] = step.count
+    return shown
+
+
+def _row(row):
+    shown = _present({'uuid': row.uuid, 'resource_class': row.resource_class})
+    excluded = row.excluded_by
+    shown['excluded_by'] = None if excluded is None else _present(
+        dataclasses.asdict(excluded))
+    return shown
+
+
+def _present(fields):
+    """``fields`` without those that are None."""
+    return {name: value for name, value in fields.items()
+            if value is not None}
 
 
 class _Shape(typing.NamedTuple):

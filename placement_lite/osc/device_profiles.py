@@ -7,6 +7,10 @@ from osc_lib.cli import format_columns
 from osc_lib.command import command
 from osc_lib import exceptions
 
+from placement_lite import microversion
+
+#: The microversion of the requests, unless the user names one.
+MICROVERSION = str(microversion.DEVICE_PROFILES)
 BASE_URL = '/device_profiles'
 COLUMNS = ('uuid', 'name', 'description', 'groups', 'created_at',
            'updated_at')
@@ -60,7 +64,8 @@ class CreateDeviceProfile(command.ShowOne):
         if parsed_args.description is not None:
             body['description'] = parsed_args.description
         http = self.app.client_manager.placement_lite
-        profile = http.request('POST', BASE_URL, json=body).json()
+        profile = http.request('POST', BASE_URL, MICROVERSION,
+                               json=body).json()
         return COLUMNS, _row(profile, COLUMNS)
 
 
@@ -83,7 +88,8 @@ class ListDeviceProfile(command.Lister):
             url += '?' + urllib.parse.urlencode(
                 {'name': ','.join(parsed_args.names)})
         http = self.app.client_manager.placement_lite
-        profiles = http.request('GET', url).json()['device_profiles']
+        profiles = http.request('GET', url,
+                                MICROVERSION).json()['device_profiles']
         return LIST_COLUMNS, [_row(profile, LIST_COLUMNS)
                               for profile in profiles]
 
@@ -102,8 +108,8 @@ class ShowDeviceProfile(command.ShowOne):
 
     def take_action(self, parsed_args):
         http = self.app.client_manager.placement_lite
-        profile = http.request(
-            'GET', _profile_url(parsed_args.uuid_or_name)).json()
+        profile = http.request('GET', _profile_url(parsed_args.uuid_or_name),
+                               MICROVERSION).json()
         return COLUMNS, _row(profile['device_profile'], COLUMNS)
 
 
@@ -125,7 +131,8 @@ class DeleteDeviceProfile(command.Command):
         failures = []
         for uuid_or_name in parsed_args.uuids_or_names:
             try:
-                http.request('DELETE', _profile_url(uuid_or_name))
+                http.request('DELETE', _profile_url(uuid_or_name),
+                             MICROVERSION)
             except exceptions.ClientException as exc:
                 failures.append('%s: %s' % (uuid_or_name, exc.message))
         if failures:

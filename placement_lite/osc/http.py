@@ -8,14 +8,18 @@ from osc_lib import exceptions
 
 class Client:
     def __init__(self, session, endpoint_filter, api_version):
+        """``api_version``: the microversion the user asked for, or None
+        (each command then uses the one it needs)."""
         self.session = session
         self.endpoint_filter = endpoint_filter
         self.api_version = api_version
 
-    def request(self, method, url, **kwargs):
-        """The response; a 4xx becomes the osc_lib error of that status,
+    def request(self, method, url, microversion, **kwargs):
+        """The response at the user's microversion, or else at
+        ``microversion``; a 4xx becomes the osc_lib error of that status,
         carrying the server's own message."""
-        headers = {'OpenStack-API-Version': 'placement %s' % self.api_version,
+        headers = {'OpenStack-API-Version': 'placement %s' % (
+                       self.api_version or microversion),
                    'Accept': 'application/json'}
         try:
             return self.session.request(url, method, headers=headers,

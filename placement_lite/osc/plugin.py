@@ -1,31 +1,29 @@
-"""The openstackclient plugin: ``openstack device profile ...``.
+"""The openstackclient plugin: ``openstack device profile ...`` and
+``openstack allocation candidate explain``.
 
 It talks to the same endpoint as osc-placement (the ``placement`` service
 in the catalog, or ``--os-endpoint``) and shares its
-``--os-placement-api-version`` option. The device profile routes exist from
-microversion 1.40, so when no explicit version was asked for (osc-placement's
-default is ``1``, "negotiate") requests are made at 1.40.
+``--os-placement-api-version`` option. When no explicit version was asked
+for (osc-placement's default is ``1``, "negotiate"), each command makes its
+requests at the microversion it needs: 1.40 for device profiles, 1.41 for
+explain.
 """
 
 import importlib.util
 
 from osc_lib import utils
 
-from placement_lite import microversion
 from placement_lite.osc import http
 
 API_NAME = 'placement_lite'
 API_VERSION_OPTION = 'os_placement_api_version'
 DEFAULT_API_VERSION = '1'
-#: The microversion used unless the user names one. (The microversion
-#: module imports only the standard library: the CLI loads no server code.)
-DEVICE_PROFILES_VERSION = str(microversion.DEVICE_PROFILES)
 
 
 def make_client(instance):
     version = instance._api_version.get(API_NAME, DEFAULT_API_VERSION)
     if '.' not in version:
-        version = DEVICE_PROFILES_VERSION
+        version = None
     return http.Client(
         session=instance.session,
         endpoint_filter={'service_type': 'placement',
@@ -47,5 +45,6 @@ def build_option_parser(parser):
             default=utils.env('OS_PLACEMENT_API_VERSION',
                               default=DEFAULT_API_VERSION),
             help='Placement API version, default=%s (Env: '
-                 'OS_PLACEMENT_API_VERSION)' % DEVICE_PROFILES_VERSION)
+                 'OS_PLACEMENT_API_VERSION): each command uses the '
+                 'microversion it needs' % DEFAULT_API_VERSION)
     return parser

@@ -58,6 +58,15 @@ def _query(version):
         # placement_lite's extension: one device profile, expanded into
         # granular groups before parsing (domain.device_profiles).
         properties['device_profile'] = dict(_STRING)
+    if version >= microversion.EXPLAIN:
+        # placement_lite's extensions (api-ref/extensions.md): isolation of
+        # named groups, the root's aggregates, explain.
+        properties['group_policy'] = {
+            'type': 'string',
+            'pattern': '^(none|isolate|%s.+)$'
+                       % candidate_request.ISOLATE_NAMED}
+        properties['root_member_of'] = dict(_STRING)
+        properties['explain'] = dict(_STRING)
     return schema
 
 

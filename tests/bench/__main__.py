@@ -100,23 +100,27 @@ def percentile(samples, fraction):
     return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
 
 
-def time_query(clients, running, query, args):
-    """Warm-up, then timed repetitions, bounded in count and time.
+def time_query(contestants, args):
+    """Warm-up, then timed repetitions, bounded in count and time, of each
+    of ``contestants`` ({key: (client, service, query)}): the results by
+    key.
 
-    The services take turns request by request, so that whatever else the
-    machine is doing slows both alike.
+    The contestants (the services, and placement_lite answering a query's
+    explain variant) take turns request by request, so that whatever else
+    the machine is doing slows them alike.
     """
-    results = {name: {'status': None, 'count': None, 'samples': []}
-               for name in clients}
+    results = {key: {'status': None, 'count': None, 'samples': []}
+               for key in contestants}
     budget_end = time.monotonic() + args.query_budget
     for run in range(args.warmup + args.repetitions):
-        pending = [name for name, result in results.items()
+        pending = [key for key, result in results.items()
                    if result['status'] in (None, 200)]
         if not pending or time.monotonic() > budget_end:
             break
-        for name in pending:
-            _measure(clients[name], running[name], query, args,
-                     results[name], timed=run >= args.warmup)
+        for key in pending:
+            client, service, query = contestants[key]
+            _measure(client, service, query, args, results[key],
+                     timed=run >= args.warmup)
     for result in results.values():
         if result['samples']:
             result['p50'] = percentile(result['samples'], 0.5)
@@ -265,24 +269,52 @@ def run_size(hosts, args, names, venv):
         log('vacuuming and analyzing both databases')
         for _service, database, _source in started.values():
             harness.postgres_server().vacuum(database)
+        names = {query.name for query in named}
+        variants = {query.explains: query for query in named
+                    if query.explains in names}
         for query in named:
+            if query.explains in names:
+                continue  # timed in turns with the query it explains
             if query.wide and 'memory' not in report:
                 # Before the wide queries: the reference is restarted
                 # after each of its timeouts, which empties its workers.
                 report['memory'] = _worker_memory(running)
-            entry = {'name': query.name, 'description': query.description,
-                     'path': query.path, 'version': query.version}
-            entry.update(time_query(clients, running, query, args))
-            save_if_different(hosts, query, entry, args.quick)
-            for name in clients:
-                log('%-16s %-14s %s' % (query.name, name,
-                                        _summary(entry[name])))
-            report['queries'].append(entry)
+            contestants = {name: (client, running[name], query)
+                           for name, client in clients.items()
+                           if not query.explains or name == 'placement_lite'}
+            variant = variants.get(query.name)
+            if variant and 'placement_lite' in clients:
+                contestants[variant.name] = (clients['placement_lite'],
+                                             running['placement_lite'],
+                                             variant)
+            timed = time_query(contestants, args)
+            measured = [(query, {name: timed[name] for name in clients
+                                 if name in timed})]
+            if variant and variant.name in timed:
+                measured.append((variant,
+                                 {'placement_lite': timed[variant.name]}))
+            for each, results in measured:
+                entry = _entry(each)
+                entry.update(results)
+                save_if_different(hosts, each, entry, args.quick)
+                for name in results:
+                    log('%-16s %-14s %s' % (each.name, name,
+                                            _summary(entry[name])))
+                report['queries'].append(entry)
         report.setdefault('memory', _worker_memory(running))
     finally:
         for service in running.values():
             service.stop()
     return report
+
+
+def _entry(query):
+    """The report entry of ``query``, before its results."""
+    entry = {'name': query.name, 'description': query.description,
+             'path': query.path, 'version': query.version}
+    if query.explains:
+        entry['explains'] = query.explains
+    return entry
 
 
 def _worker_memory(running):
@@ -376,6 +408,32 @@ def table(report):
     return '\n'.join(lines)
 
 
+def explain_overhead(report):
+    """What explain=true adds to each query timed with and without it:
+    placement_lite's p50 of both, and the difference in percent."""
+    by_name = {entry['name']: entry for entry in report['queries']}
+    lines = []
+    for entry in report['queries']:
+        plain = by_name.get(entry.get('explains'))
+        if plain is None:
+            continue
+        with_explain = entry.get('placement_lite')
+        without = plain.get('placement_lite')
+        if not (_timed(with_explain) and _timed(without)):
+            continue
+        lines.append('| %s | %s | %s | %+.0f%% |' % (
+            plain['name'], _ms(without['p50']), _ms(with_explain['p50']),
+            100 * (with_explain['p50'] / without['p50'] - 1)))
+    if not lines:
+        return ''
+    return '\n'.join(['| query | p50 | p50 with explain=true | overhead |',
+                      '|---|---:|---:|---:|'] + lines)
+
+
+def _timed(result):
+    return bool(result and result['status'] == 200 and result['samples'])
+
+
 def memory(report):
     """The workers' resident memory once every query but the wide ones
     has run, per service."""
@@ -458,6 +516,11 @@ def write_markdown():
         if report.get('note'):
             parts += [report['note'], '']
         parts.append(table(report))
+        if explain_overhead(report):
+            parts += ['', 'Explain (placement_lite\'s 1.41): each '
+                      '`<query>_explain` is that query with `explain=true`, '
+                      'placement_lite answering both in turns, request by '
+                      'request.', '', explain_overhead(report)]
     os.makedirs(os.path.dirname(MARKDOWN), exist_ok=True)
     with open(MARKDOWN, 'w') as out:
         out.write('\n'.join(parts) + '\n')
@@ -504,6 +567,7 @@ def main(argv=None):
         print(describe(report))
         print(memory(report))
         print(table(report))
+        print(explain_overhead(report))
         print()
         log('N=%d took %.0f s; wrote %s' % (hosts, report['total_seconds'],
                                             path))

@@ -4,14 +4,21 @@ Each asks what a scheduler (``GET /allocation_candidates``) or an operator
 or agent (``GET /resource_providers``, one query per filter) asks of the
 cloud built by :func:`tests.bench.cloud.build`. All are sent at microversion
 1.39, which has every feature they use (``root_required`` came in 1.35,
-``same_subtree`` and suffixed group names in 1.36).
+``same_subtree`` and suffixed group names in 1.36), but for the explain
+variants of a few candidates queries (``<name>_explain``: the same query
+with ``explain=true``, at placement_lite's 1.41), which time what explain
+adds; only placement_lite answers those, in turns with the query itself.
 """
 
 import dataclasses
 import urllib.parse
 
 VERSION = '1.39'
+EXPLAIN_VERSION = '1.41'
 FLAVOR = 'VCPU:2,MEMORY_MB:2048,DISK_GB:20'
+#: The queries timed again with explain=true, each right after itself.
+EXPLAINED = ('simple', 'limit50', 'required_traits', 'same_subtree',
+             'isolate', 'nova_flavor', 'none_fits')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,6 +31,8 @@ class Query:
     wide: bool = False
     version: str = VERSION
     route: str = '/allocation_candidates'
+    #: For an explain variant, the name of the query it explains.
+    explains: str = None
 
     @property
     def path(self):
@@ -40,10 +49,23 @@ def _listing(name, description, params=()):
     return Query(name, description, params, route='/resource_providers')
 
 
+def _with_explain_variants(queries):
+    """``queries``, each of EXPLAINED followed by its explain variant."""
+    found = []
+    for query in queries:
+        found.append(query)
+        if query.name in EXPLAINED:
+            found.append(Query(
+                query.name + '_explain', 'the same with explain=true',
+                query.params + (('explain', 'true'),),
+                version=EXPLAIN_VERSION, explains=query.name))
+    return found
+
+
 def named_queries(cloud):
     """The queries, in the order they run (wide trees last)."""
     marks = cloud.landmarks
-    return [
+    return _with_explain_variants([
         Query('simple', 'one flavor, every host, no limit',
               (('resources', FLAVOR),)),
         Query('limit50', 'one flavor, limit=50',
@@ -112,7 +134,7 @@ def named_queries(cloud):
         Query('wide_vf_6', '6 VF groups on 2 hosts x 8 PFs x 8 VFs',
               _one_unit_groups('SRIOV_NET_VF', 6, 'none',
                                trait='CUSTOM_PHYSNET_WIDE'), wide=True),
-    ]
+    ])
 
 
 def _one_unit_groups(resource_class, groups, policy, trait=None):

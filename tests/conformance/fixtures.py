@@ -23,6 +23,10 @@ from gabbi import fixture
 from placement_lite import policies
 from tests import harness
 
+#: ``[api] enable_extensions`` of every file: off, the faithful comparison
+#: (test_ratchet.py turns it on to check what extensions change).
+EXTENSIONS = False
+
 
 class FixtureSetupError(Exception):
     """A request building the fixture's data did not get the answer it needs."""
@@ -142,7 +146,7 @@ class APIFixture(fixture.GabbiFixture):
         os.environ['CUSTOM_RES_CLASS1'] = 'CUSTOM_IRON_NFV1'
         os.environ['CUSTOM_RES_CLASS2'] = 'CUSTOM_IRON_NFV2'
         overrides = self.session.conf_overrides
-        overrides['api.enable_extensions'] = False
+        overrides['api.enable_extensions'] = EXTENSIONS
         overrides['oslo_policy.enforce_new_defaults'] = self.secure_rbac
         self.configure(overrides)
         self.build = Builder(self.session.environment())

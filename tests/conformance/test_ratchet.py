@@ -13,6 +13,7 @@ import os
 
 import pytest
 
+from tests.conformance import fixtures
 from tests.conformance import runner
 from tests.conformance import upstream
 
@@ -49,3 +50,30 @@ def test_expected_failures_name_upstream_tests():
                      runner.unique_names(test['name'] for test in tests))
     stale = sorted(set(EXPECTED) - known)
     assert not stale, 'listed but not upstream: %s' % stale
+
+
+def _at_latest(path):
+    """Whether an upstream file asks for ``latest``, the only requests
+    extensions can change (placement_lite's microversions are above
+    1.39)."""
+    with open(path, encoding='utf-8') as handle:
+        return 'placement latest' in handle.read()
+
+
+AT_LATEST = [path for path in UPSTREAM_FILES if _at_latest(path)]
+#: With extensions on, latest is placement_lite's newest microversion.
+LATEST_TEST = ('microversion.yaml', 'latest microversion is 1.39')
+
+
+@pytest.mark.only_backends('sqlite')
+@pytest.mark.parametrize('yaml_path', AT_LATEST,
+                         ids=[os.path.basename(p) for p in AT_LATEST])
+def test_with_extensions_only_latest_differs(yaml_path, backend,
+                                              monkeypatch):
+    """Extensions on, the upstream files asking for ``latest`` fail one
+    test, the one asserting that latest is 1.39."""
+    monkeypatch.setattr(fixtures, 'EXTENSIONS', True)
+    _name, results, _seconds = runner.run_one_file(yaml_path, backend)
+    failed = {result.key for result in results
+              if runner.counts_as_failure(result)}
+    assert failed == {LATEST_TEST} & {result.key for result in results}

@@ -38,6 +38,9 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir,
                                     os.pardir))
 PATH = os.path.join(REPO, 'api-ref', 'openapi.yaml')
 MAX_VERSION = microversion.EXTENSION_MAXIMUM
+#: placement_lite's own microversions ('1.40', ...).
+_EXTENSION_VERSIONS = microversion.versions(True)[
+    len(microversion.versions(False)):]
 
 #: Tags, in page order: (tag, page file name, title).
 TAGS = [
@@ -172,6 +175,7 @@ def _response_schemas():
         'parent_provider_uuid': {'type': ['string', 'null'],
                                  'format': 'uuid'},
         'root_provider_uuid': _UUID}, required=['resources'])
+    explain = _explain_schema()
     error = _object({
         'status': _INT, 'title': _STR, 'detail': _STR,
         'code': dict(_STR, description='From microversion 1.23.'),
@@ -252,15 +256,51 @@ def _response_schemas():
             ('From microversion 1.12: allocation requests keyed by provider '
              'uuid (with mappings from 1.34); summaries with traits from '
              '1.17, every resource class from 1.27, parent and root from '
-             '1.29.',
+             '1.29; explain from 1.41 (placement_lite), when asked.',
              _object({'allocation_requests': _array(keyed_request),
-                      'provider_summaries': _map(summary, _UUID_KEY)}))),
+                      'provider_summaries': _map(summary, _UUID_KEY),
+                      'explain': _ref('schemas', 'Explain')},
+                     required=['allocation_requests',
+                               'provider_summaries']))),
+        'Explain': explain,
         'DeviceProfile': profile,
         'DeviceProfileDocument': _object({
             'device_profile': _ref('schemas', 'DeviceProfile')}),
         'DeviceProfiles': _object({'device_profiles': {
             'type': 'array', 'items': _ref('schemas', 'DeviceProfile')}}),
     }
+
+
+def _explain_schema():
+    """The ``explain`` member of allocation candidates (1.41,
+    api-ref/extensions.md)."""
+    optional_int = dict(_INT, minimum=0)
+    step = _object({'step': _STR, 'resource_class': _STR,
+                    'amount': optional_int, 'largest': optional_int,
+                    'providers': optional_int, 'trees': optional_int},
+                   required=['step'])
+    nullable_step = {'anyOf': [step, {'type': 'null'}]}
+    exclusion = _object(dict({'step': _STR, 'resource_class': _STR}, **{
+        name: optional_int for name in (
+            'amount', 'capacity', 'used', 'min_unit', 'max_unit',
+            'step_size', 'largest')}), required=['step'])
+    row = _object({'uuid': _UUID, 'resource_class': _STR,
+                   'excluded_by': {'anyOf': [exclusion, {'type': 'null'}]}},
+                  required=['uuid', 'excluded_by'])
+    group = _object({'suffix': _STR, 'steps': _array(step),
+                     'emptied_by': nullable_step,
+                     'providers': dict(_array(row), description=(
+                         'With explain=<provider uuid>.'))},
+                    required=['suffix', 'steps', 'emptied_by'])
+    return dict(_object({
+        'groups': _array(group),
+        'trees': _object({'steps': _array(step),
+                          'emptied_by': nullable_step}),
+        'windows': {'type': ['integer', 'null'], 'minimum': 1},
+        'walked': optional_int,
+        'provider': {'type': ['string', 'null'], 'format': 'uuid'}}),
+        description=('Why the request found what it found: what each '
+                     'step of the search kept (api-ref/extensions.md).'))
 
 
 def _json(schema_name, description='OK', headers=()):
@@ -637,7 +677,7 @@ def _candidates(b):
         version, allocation_candidates.QUERY)
         for version in [microversion.ALLOCATION_CANDIDATES,
                         microversion.MULTIPLE_MEMBER_OF,
-                        microversion.DEVICE_PROFILES]}
+                        microversion.EXTENSION_MAXIMUM]}
     named = {}
     for version, schema in sorted(by_version.items()):
         named.update(schema['properties'])
@@ -651,18 +691,27 @@ def _candidates(b):
                       'repeatable from 1.24; ``!`` from 1.32.'),
         'in_tree': 'Only providers in this tree. From 1.31.',
         'group_policy': ('How suffixed groups share providers. From 1.25; '
-                         'required with two or more suffixed groups.'),
+                         'required with two or more suffixed groups; '
+                         '``isolate:_A,_B`` isolates the groups named '
+                         '(1.41, placement_lite).'),
         'root_required': 'Traits of the root provider. From 1.35.',
         'same_subtree': ('Suffixes of groups served within one subtree. '
-                         'From 1.36.'),
+                         'From 1.36; ``!`` before a suffix keeps that group '
+                         'out of the subtree from 1.41 (placement_lite).'),
         'device_profile': ('The name of a device profile whose groups are '
                            'added as granular groups. From 1.40 '
                            '(placement_lite).'),
+        'root_member_of': ('Aggregates of the root provider, as member_of '
+                           'writes them; repeatable. From 1.41 '
+                           '(placement_lite).'),
+        'explain': ('``true``: add ``explain``, what each step of the '
+                    'search kept; a provider uuid: the same for its tree '
+                    'alone. From 1.41 (placement_lite).'),
     }
     params = [_query(name, schema, text[name])
               for name, schema in named.items() if name != 'in_tree']
     params.insert(3, _query('in_tree', _STR, text['in_tree']))
-    granular = by_version[microversion.DEVICE_PROFILES]['patternProperties']
+    granular = by_version[microversion.EXTENSION_MAXIMUM]['patternProperties']
     params.append({
         'name': 'groups', 'in': 'query', 'style': 'form', 'explode': True,
         'description': (
@@ -688,7 +737,9 @@ def _candidates(b):
           ('1.33', 'Named suffixes.'), ('1.34', 'mappings.'),
           ('1.35', 'root_required.'), ('1.36', 'same_subtree.'),
           ('1.39', 'Any-of traits (in:).'),
-          ('1.40', 'device_profile (placement_lite).')],
+          ('1.40', 'device_profile (placement_lite).'),
+          ('1.41', 'explain, root_member_of, group_policy=isolate:_A,_B, '
+                   'same_subtree with ! (placement_lite).')],
          {'200': _json('AllocationCandidates', headers=_LAST_MODIFIED)},
          query=params)
 
@@ -740,7 +791,8 @@ def _components(schemas):
                 'The microversion: ``placement 1.N`` or ``placement '
                 'latest``; 1.0 when absent.'),
             'schema': {'type': 'string', 'pattern': (
-                r'^placement (1\.([0-9]|[1-3][0-9]|40)|latest)$')}}},
+                r'^placement (1\.([0-9]|[1-3][0-9]|%s)|latest)$' % '|'.join(
+                    version.split('.')[1] for version in _EXTENSION_VERSIONS))}}},
         'headers': {
             'OpenStack-API-Version': {
                 'description': 'The microversion of the answer.',
@@ -783,7 +835,9 @@ def build():
             'title': 'placement_lite',
             'version': str(MAX_VERSION),
             'summary': ('The OpenStack Placement API (microversions '
-                        '1.0-1.39) and placement_lite\'s 1.40.'),
+                        '1.0-%s) and placement_lite\'s %s.' % (
+                            microversion.REFERENCE_MAXIMUM,
+                            ', '.join(_EXTENSION_VERSIONS))),
             'description': (
                 'Generated by tests/openapi/document.py from the '
                 "service's request schemas; do not edit by hand. Every "
