@@ -2,7 +2,10 @@
 
 import datetime
 import email.utils
+import itertools
 import json
+import operator
+import re
 import urllib.parse
 
 import jsonschema
@@ -68,12 +71,13 @@ def json_body(req, schema=None, code=errors.DEFAULT):
     require_json_content(req)
     raw = read_body(req)
     try:
-        data = json.loads(raw.decode('utf-8'))
+        text = raw.decode('utf-8')
+        data = json.loads(text)
     except ValueError as exc:
         raise errors.BadRequest('Malformed JSON: %s' % exc)
     except RecursionError:
         raise _too_deep()
-    _check_json_values(data)
+    _check_json_values(text, data)
     if schema is not None:
         validate(data, schema, code)
     return data
@@ -113,43 +117,102 @@ def read_body(req):
 #: one would only make the validator recurse until it fails.
 MAX_JSON_DEPTH = 32
 
+_NUL = 'Malformed JSON: strings may not contain the NUL character'
+_SURROGATE = ('Malformed JSON: strings may not contain unpaired surrogates '
+              '(\\ud800-\\udfff)')
+_TOO_DEEP = 'Malformed JSON: nested more than %d levels deep' % MAX_JSON_DEPTH
+
+#: The escapes that make a NUL or a surrogate: a backslash run of odd
+#: length (an even one escapes itself) before ``u0000`` or ``uD800`` to
+#: ``uDFFF``. Anchored at the start of a run, so each run is read once.
+_ESCAPE = re.compile(r'(?<!\\)(\\+)u(0000|[dD][89a-fA-F][0-9a-fA-F]{2})')
+#: A low surrogate's escape, the second half of a pair.
+_LOW_SURROGATE = re.compile(r'\\u[dD][c-fC-F][0-9a-fA-F]{2}')
+#: A JSON string (of a document that parsed).
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+#: Bracket bytes as 2 (opening) or 0 (closing); other bytes are deleted.
+_BRACKETS = bytes.maketrans(b'[{]}', b'\x02\x02\x00\x00')
+_NOT_BRACKETS = bytes(set(range(256)) - set(b'[]{}'))
+
 
 def _too_deep():
-    return errors.BadRequest('Malformed JSON: nested more than %d levels '
-                             'deep' % MAX_JSON_DEPTH)
+    return errors.BadRequest(_TOO_DEEP)
 
 
-def _check_json_values(data):
+def _may_have_problems(text):
+    """Whether the JSON document ``text`` (which parsed) may have a NUL
+    character, an unpaired surrogate or nesting beyond MAX_JSON_DEPTH,
+    from its text alone: a NUL or a surrogate in a string can only come
+    from an escape (UTF-8 has no surrogates, JSON strings no raw control
+    characters). Nothing the parsed document holds is missed; what a
+    repeated key dropped may be seen."""
+    paired = set()
+    for match in _ESCAPE.finditer(text):
+        if len(match.group(1)) % 2 == 0 or match.start() in paired:
+            continue
+        code = int(match.group(2), 16)
+        if code == 0 or code >= 0xdc00 or not _LOW_SURROGATE.match(
+                text, match.end()):
+            return True
+        paired.add(match.end())
+    brackets = _STRING.sub('', text).encode('ascii').translate(
+        _BRACKETS, _NOT_BRACKETS)
+    return bool(brackets) and max(map(
+        operator.sub, itertools.accumulate(brackets),
+        itertools.count(1))) > MAX_JSON_DEPTH
+
+
+def _check_json_values(text, data):
     """400 for nesting beyond MAX_JSON_DEPTH, and for strings (keys too)
     the database cannot store: a NUL character, or a lone surrogate (valid
-    JSON as an escape, not encodable as UTF-8)."""
-    pending = [(data, 1)]
-    while pending:
-        value, depth = pending.pop()
-        if isinstance(value, dict):
-            items = list(value.keys()) + list(value.values())
-        elif isinstance(value, list):
-            items = value
+    JSON as an escape, not encodable as UTF-8). ``data`` is ``text``
+    parsed. The text shows at once that a body has none of these; one
+    that may have some is walked, depth first, last item first, and the
+    first problem met is reported."""
+    if _may_have_problems(text):
+        problem = _first_problem(data)
+        if problem is not None:
+            raise errors.BadRequest(problem)
+
+
+def _first_problem(data):
+    """The first problem a walk of ``data`` meets, or None: each container
+    is met before what it holds, which is walked last item first (a dict's
+    values, then its keys)."""
+    if not isinstance(data, (dict, list)):
+        return _string_problem(data)
+    walking = [(reversed([*data.keys(), *data.values()]) if isinstance(
+        data, dict) else reversed(data), 2)]
+    while walking:
+        items, depth = walking[-1]
+        for value in items:
+            if isinstance(value, str):
+                problem = _string_problem(value)
+                if problem is not None:
+                    return problem
+            elif isinstance(value, (dict, list)):
+                if depth > MAX_JSON_DEPTH:
+                    return _TOO_DEEP
+                if value:
+                    walking.append((reversed(
+                        [*value.keys(), *value.values()] if isinstance(
+                            value, dict) else value), depth + 1))
+                    break
         else:
-            _check_string(value)
-            continue
-        if depth > MAX_JSON_DEPTH:
-            raise _too_deep()
-        pending.extend((item, depth + 1) for item in items)
+            walking.pop()
+    return None
 
 
-def _check_string(value):
+def _string_problem(value):
     if not isinstance(value, str):
-        return
+        return None
     if '\x00' in value:
-        raise errors.BadRequest(
-            'Malformed JSON: strings may not contain the NUL character')
+        return _NUL
     try:
         value.encode('utf-8')
     except UnicodeEncodeError:
-        raise errors.BadRequest(
-            'Malformed JSON: strings may not contain unpaired surrogates '
-            '(\\ud800-\\udfff)')
+        return _SURROGATE
+    return None
 
 
 #: Bodies accept any uuid spelling oslo accepts (no dashes, braces, urn:).
