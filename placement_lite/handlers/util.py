@@ -99,9 +99,15 @@ def refuse_amounts_beyond_column(data):
                         raise errors.BadRequest(
                             'JSON does not validate: %d is greater than the '
                             'maximum of %d' % (amount, schemas_common.MAX_INT))
-            pending.extend(value.values())
+            children = value.values()
         elif isinstance(value, list):
-            pending.extend(value)
+            children = value
+        else:
+            continue
+        # Only containers hold amounts: a map of 75,000 amounts is not
+        # walked amount by amount.
+        pending.extend([child for child in children
+                        if isinstance(child, (dict, list))])
 
 
 def read_body(req):
