@@ -2,6 +2,7 @@
 
 import sqlalchemy as sa
 
+from placement_lite.db import bulk
 from placement_lite.db import providers
 from placement_lite.db import tables
 
@@ -30,7 +31,7 @@ def traits_named(conn, names):
     return conn.execute(
         sa.select(traits.c.id, traits.c.name, traits.c.created_at,
                   traits.c.updated_at)
-        .where(traits.c.name.in_(sorted(set(names))))
+        .where(bulk.one_of(conn, traits.c.name, names))
         .order_by(traits.c.name)).all()
 
 
