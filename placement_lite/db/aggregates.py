@@ -25,9 +25,9 @@ def aggregate_ids(conn, uuids):
     """{uuid: id} for the aggregates among ``uuids`` that exist."""
     if not uuids:
         return {}
-    return dict(conn.execute(
-        sa.select(aggregates.c.uuid, aggregates.c.id)
-        .where(bulk.one_of(conn, aggregates.c.uuid, uuids))).all())
+    return dict(conn.execute(bulk.where_one_of(
+        conn, sa.select(aggregates.c.uuid, aggregates.c.id),
+        aggregates.c.uuid, uuids)).all())
 
 
 def ensure_aggregates(conn, uuids):

@@ -28,9 +28,9 @@ def lock_providers(conn, uuids):
     """
     if not uuids:
         return {}
-    query = (sa.select(providers.c.id, providers.c.uuid,
-                       providers.c.generation)
-             .where(bulk.one_of(conn, providers.c.uuid, uuids))
+    query = (bulk.where_one_of(
+        conn, sa.select(providers.c.id, providers.c.uuid,
+                        providers.c.generation), providers.c.uuid, uuids)
              .order_by(providers.c.id)
              .with_for_update())
     return {row.uuid: row for row in conn.execute(query)}

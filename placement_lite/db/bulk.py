@@ -31,6 +31,17 @@ def one_of(conn, column, values):
     return column.in_(values)
 
 
+def where_one_of(conn, query, column, values):
+    """``query`` (a select from ``column``'s table), limited to the rows
+    whose ``column`` is one of ``values``. On SQLite the values are joined
+    to: an IN first sorts them (four times longer for 75,000 names)."""
+    if conn.dialect.name != 'sqlite':
+        return query.where(one_of(conn, column, values))
+    items = sa.func.json_each(sa.bindparam(
+        None, json.dumps(list(dict.fromkeys(values))))).table_valued('value')
+    return query.join(items, column == items.c.value)
+
+
 def _array(values, item_type):
     """A PostgreSQL array parameter of ``values``: its text."""
     kinds = set(map(type, values))

@@ -31,8 +31,9 @@ def _insert_ignoring_duplicates(conn, table, column, values):
 
 
 def _ids_by(conn, table, column, values):
-    rows = conn.execute(sa.select(table.c[column], table.c.id)
-                        .where(bulk.one_of(conn, table.c[column], values)))
+    rows = conn.execute(bulk.where_one_of(
+        conn, sa.select(table.c[column], table.c.id), table.c[column],
+        values))
     return {value: id_ for value, id_ in rows}
 
 
@@ -87,9 +88,8 @@ def consumers_by_uuid(conn, uuids, lock=False):
     """
     if not uuids:
         return {}
-    query = (_consumer_query()
-             .where(bulk.one_of(conn, consumers.c.uuid, uuids))
-             .order_by(consumers.c.uuid))
+    query = bulk.where_one_of(conn, _consumer_query(), consumers.c.uuid,
+                              uuids).order_by(consumers.c.uuid)
     if lock:
         query = query.with_for_update(of=consumers)
     return {row.uuid: row for row in conn.execute(query)}
@@ -105,8 +105,9 @@ def create_consumers(conn, rows):
          'consumer_type_id': type_id}
         for uuid, project_id, user_id, type_id in rows],
         generation=0, created_at=lookups.utcnow())
-    return dict(conn.execute(sa.select(consumers.c.uuid, consumers.c.id).where(
-        bulk.one_of(conn, consumers.c.uuid, [row[0] for row in rows]))).all())
+    return dict(conn.execute(bulk.where_one_of(
+        conn, sa.select(consumers.c.uuid, consumers.c.id), consumers.c.uuid,
+        [row[0] for row in rows])).all())
 
 
 def update_consumer_owners(conn, owners):

@@ -39,8 +39,8 @@ def resource_class_ids(conn, names):
     """{name: id} for the resource classes among ``names`` that exist."""
     if not names:
         return {}
-    return dict(conn.execute(sa.select(rc.c.name, rc.c.id).where(
-        bulk.one_of(conn, rc.c.name, names))).all())
+    return dict(conn.execute(bulk.where_one_of(
+        conn, sa.select(rc.c.name, rc.c.id), rc.c.name, names)).all())
 
 
 def resource_class_names(conn, ids=None):
@@ -55,5 +55,6 @@ def trait_ids(conn, names):
     """{name: id} for the traits among ``names`` that exist."""
     if not names:
         return {}
-    return dict(conn.execute(sa.select(traits.c.name, traits.c.id).where(
-        bulk.one_of(conn, traits.c.name, names))).all())
+    return dict(conn.execute(bulk.where_one_of(
+        conn, sa.select(traits.c.name, traits.c.id), traits.c.name,
+        names)).all())
