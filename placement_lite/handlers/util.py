@@ -153,16 +153,21 @@ def _may_have_problems(text):
     from an escape (UTF-8 has no surrogates, JSON strings no raw control
     characters). Nothing the parsed document holds is missed; what a
     repeated key dropped may be seen."""
-    paired = set()
-    for match in _ESCAPE.finditer(text):
-        if len(match.group(1)) % 2 == 0 or match.start() in paired:
-            continue
-        code = int(match.group(2), 16)
-        if code == 0 or code >= 0xdc00 or not _LOW_SURROGATE.match(
-                text, match.end()):
-            return True
-        paired.add(match.end())
-    brackets = _STRING.sub('', text).encode('ascii').translate(
+    if '\\' in text:
+        paired = set()
+        for match in _ESCAPE.finditer(text):
+            if len(match.group(1)) % 2 == 0 or match.start() in paired:
+                continue
+            code = int(match.group(2), 16)
+            if code == 0 or code >= 0xdc00 or not _LOW_SURROGATE.match(
+                    text, match.end()):
+                return True
+            paired.add(match.end())
+        outside_strings = _STRING.sub('', text)
+    else:
+        # No escapes: every other quote closes a string.
+        outside_strings = ''.join(text.split('"')[::2])
+    brackets = outside_strings.encode('ascii').translate(
         _BRACKETS, _NOT_BRACKETS)
     return bool(brackets) and max(map(
         operator.sub, itertools.accumulate(brackets),
