@@ -101,9 +101,14 @@ def allocation(providers, resources='{"VCPU":1}'):
 
 def consumer_body(allocations, generation=None):
     """One consumer's body at microversion 1.38 and later."""
-    return ('{"allocations":%s,"project_id":"%s","user_id":"%s",'
-            '"consumer_generation":%s,"consumer_type":"%s"}'
-            % (allocations, PROJECT, USER, compact(generation), CONSUMER_TYPE))
+    return '{"allocations":%s%s' % (allocations, owner_tail(generation))
+
+
+def owner_tail(generation=None):
+    """What follows a consumer's allocations in its body (1.38 and later)."""
+    return (',"project_id":"%s","user_id":"%s","consumer_generation":%s,'
+            '"consumer_type":"%s"}' % (PROJECT, USER, compact(generation),
+                                       CONSUMER_TYPE))
 
 
 def provider_count():
@@ -112,9 +117,7 @@ def provider_count():
     return fill('{"allocations":{', ('"%s":{"resources":{"VCPU":1}}'
                                      % uuid_of(1, number)
                                      for number in itertools.count()),
-                '},"project_id":"%s","user_id":"%s","consumer_generation":'
-                'null,"consumer_type":"%s"}'
-                % (PROJECT, USER, CONSUMER_TYPE))[1]
+                '}' + owner_tail())[1]
 
 
 PROVIDERS = [uuid_of(1, number) for number in range(provider_count())]
@@ -385,13 +388,6 @@ def allocations_over_capacity(world):
     return fill('{', ('"%s":%s' % entry for entry in new_consumers(
         world, itertools.repeat(allocation(PROVIDERS[:1])))),
         ',"%s":%s}' % (last, everything))[0]
-
-
-def owner_tail(generation=None):
-    """What follows a consumer's allocations in its body (1.38 and later)."""
-    return (',"project_id":"%s","user_id":"%s","consumer_generation":%s,'
-            '"consumer_type":"%s"}' % (PROJECT, USER, compact(generation),
-                                       CONSUMER_TYPE))
 
 
 def one_consumer(consumer=None, generation=None, providers=(),

@@ -104,7 +104,7 @@ def refuse_amounts_beyond_column(data):
             children = value
         else:
             continue
-        # Only containers hold amounts: a map of 75,000 amounts is not
+        # Only containers hold amounts: a map of 120,000 amounts is not
         # walked amount by amount.
         pending.extend([child for child in children
                         if isinstance(child, (dict, list))])
