@@ -8,6 +8,7 @@ A request passes, outside in::
       -> handler (one module per resource in placement_lite.handlers)
 """
 
+import gc
 import http
 import logging
 
@@ -317,6 +318,22 @@ def _prepare_database(conf, db):
         from placement_lite.db import migrate
         migrate.upgrade(db)
     standard_names.ensure_synced(db)
+
+
+def tune_garbage_collector():
+    """The collector's settings for a process that serves requests, once
+    the application is built."""
+    # What was built at start-up lives as long as the process: moving it
+    # out of the collector's sight keeps full collections from walking it
+    # again and again.
+    gc.freeze()
+    # A large candidates answer builds a few hundred thousand small
+    # containers, nearly all alive until the response is written, and
+    # nearly none in a reference cycle. With the default thresholds (700,
+    # 10, 10) the collector walks them over and over while the request
+    # runs, about a fifth of its time; collecting every 100,000
+    # allocations finds the same garbage.
+    gc.set_threshold(100_000, 20, 20)
 
 
 def build_app(conf, db=None):

@@ -154,18 +154,38 @@ class ServiceUnavailable(PlacementError):
     status = 503
 
 
-_BREAK = re.compile(r'<br.*?>', re.I | re.S)
+_BREAK = re.compile(r'<br', re.I)
 _COMMENT = re.compile(r'<!--|-->')
-_TAG = re.compile(r'<.*?>', re.S)
+_TAG = re.compile(r'<')
+
+
+def _replace_to_next_close(message, opening, replacement):
+    """``re.sub(opening + '.*?>', replacement, message, flags=re.S)`` in
+    time linear in ``message``: the regex looks for a ``>`` after every
+    ``<`` it tries (quadratic on '<<<<...'), but once none follows one,
+    none follows any later one either."""
+    parts = []
+    position = 0
+    while True:
+        found = opening.search(message, position)
+        if found is None:
+            break
+        close = message.find('>', found.end())
+        if close < 0:
+            break
+        parts += [message[position:found.start()], replacement]
+        position = close + 1
+    parts.append(message[position:])
+    return ''.join(parts)
 
 
 def _as_webob_text(message):
     """``message`` as webob leaves it in JSON errors: newlines become
     spaces, ``<br>`` a newline, other tags disappear."""
     message = message.replace('\n', ' ').replace('\r', '')
-    message = _BREAK.sub('\n', message)
+    message = _replace_to_next_close(message, _BREAK, '\n')
     message = _COMMENT.sub('', message)
-    return _TAG.sub('', message)
+    return _replace_to_next_close(message, _TAG, '')
 
 
 def bounded(message):

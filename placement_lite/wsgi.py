@@ -5,7 +5,6 @@ Configuration is found as for the reference service (see ``conf.load``).
 
 import ctypes
 import ctypes.util
-import gc
 
 from placement_lite import app
 from placement_lite import conf as config
@@ -36,13 +35,4 @@ _return_large_blocks_to_the_system()
 conf = config.load()
 requestlog.setup(conf)
 application = app.build_app(conf)
-# What was built at start-up lives as long as the process: moving it out of
-# the collector's sight keeps full collections from walking it again and
-# again.
-gc.freeze()
-# A large candidates answer builds a few hundred thousand small containers,
-# nearly all alive until the response is written, and nearly none in a
-# reference cycle. With the default thresholds (700, 10, 10) the collector
-# walks them over and over while the request runs, about a fifth of its
-# time; collecting every 100,000 allocations finds the same garbage.
-gc.set_threshold(100_000, 20, 20)
+app.tune_garbage_collector()

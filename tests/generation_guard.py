@@ -110,17 +110,17 @@ def _before_execute(conn, statement, multiparams, params,
     table = _table_of(statement)
     if table is None or isinstance(statement, sa.Insert):
         return
-    params = multiparams[0] if len(multiparams) == 1 else params
     columns = statement.table.c
     if table in STOCK_TABLES:
-        rows = _matching(conn, statement, [columns.resource_provider_id],
-                         params)
+        watched = [columns.resource_provider_id]
     elif table == PROVIDERS:
-        rows = _matching(conn, statement, [columns.id, columns.generation],
-                         params)
+        watched = [columns.id, columns.generation]
     else:
         return
-    _state(conn).before[statement] = rows
+    # An executemany (db.bulk on MySQL) matches rows with each parameter set.
+    _state(conn).before[statement] = [
+        row for each in (multiparams or [params])
+        for row in _matching(conn, statement, watched, each)]
 
 
 def _after_execute(conn, statement, multiparams, params, execution_options,
@@ -131,7 +131,12 @@ def _after_execute(conn, statement, multiparams, params, execution_options,
     state = _state(conn)
     before = state.before.pop(statement, [])
     if table in STOCK_TABLES:
-        if isinstance(statement, sa.Insert):
+        if isinstance(statement, sa.Insert) and statement.select is not None:
+            # INSERT ... SELECT (db.bulk): the rows the select made.
+            inserted = statement.select.subquery()
+            ids = conn.execute(
+                sa.select(inserted.c.resource_provider_id)).scalars().all()
+        elif isinstance(statement, sa.Insert):
             ids = [row['resource_provider_id']
                    for row in result.context.compiled_parameters]
         else:

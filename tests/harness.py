@@ -86,7 +86,16 @@ class Environment:
 
     def request(self, method, path, body=None, version='latest',
                 token='admin', headers=None):
-        """Call the app in-process; returns (status_code, headers, json_or_None)."""
+        """Call the app in-process; returns (status_code, headers, json_or_None).
+
+        ``body`` is sent as JSON, or as it is when it is bytes."""
+        status, response_headers, raw = self.respond(
+            method, path, body, version, token, headers)
+        return status, response_headers, json.loads(raw) if raw else None
+
+    def respond(self, method, path, body=None, version='latest',
+                token='admin', headers=None):
+        """request(), the answer's body left as the bytes it is."""
         environ = {
             'REQUEST_METHOD': method, 'SCRIPT_NAME': '',
             'SERVER_NAME': 'localhost', 'SERVER_PORT': '80',
@@ -103,7 +112,10 @@ class Environment:
         environ['PATH_INFO'] = path
         environ['QUERY_STRING'] = query
 
-        data = json.dumps(body).encode() if body is not None else b''
+        if isinstance(body, bytes):
+            data = body
+        else:
+            data = json.dumps(body).encode() if body is not None else b''
         environ['wsgi.input'] = io.BytesIO(data)
         environ['wsgi.errors'] = io.StringIO()
         environ['CONTENT_LENGTH'] = str(len(data))
@@ -118,8 +130,7 @@ class Environment:
             captured['headers'] = {k.lower(): v for k, v in response_headers}
 
         raw = b''.join(self.app(environ, start_response))
-        payload = json.loads(raw) if raw else None
-        return captured['status'], captured['headers'], payload
+        return captured['status'], captured['headers'], raw
 
     def close(self):
         self.db.dispose()

@@ -2,7 +2,7 @@
 
 import sqlalchemy as sa
 
-from placement_lite.db import api as db_api
+from placement_lite.db import bulk
 from placement_lite.db import lookups
 from placement_lite.db import providers
 from placement_lite.db import tables
@@ -25,9 +25,9 @@ def aggregate_ids(conn, uuids):
     """{uuid: id} for the aggregates among ``uuids`` that exist."""
     if not uuids:
         return {}
-    return dict(conn.execute(
-        sa.select(aggregates.c.uuid, aggregates.c.id)
-        .where(aggregates.c.uuid.in_(sorted(set(uuids))))).all())
+    return dict(conn.execute(bulk.where_one_of(
+        conn, sa.select(aggregates.c.uuid, aggregates.c.id),
+        aggregates.c.uuid, uuids)).all())
 
 
 def ensure_aggregates(conn, uuids):
@@ -37,11 +37,8 @@ def ensure_aggregates(conn, uuids):
     ignores a uuid another transaction has just added.
     """
     missing = set(uuids) - set(aggregate_ids(conn, uuids))
-    if missing:
-        now = lookups.utcnow()
-        conn.execute(
-            db_api.insert_ignoring(conn, aggregates),
-            [{'uuid': uuid, 'created_at': now} for uuid in sorted(missing)])
+    bulk.insert(conn, aggregates, [{'uuid': uuid} for uuid in sorted(missing)],
+                ignoring_duplicates=True, created_at=lookups.utcnow())
     return aggregate_ids(conn, uuids)
 
 

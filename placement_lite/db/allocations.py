@@ -6,6 +6,7 @@ schema); reads join consumers on it.
 
 import sqlalchemy as sa
 
+from placement_lite.db import bulk
 from placement_lite.db import lookups
 from placement_lite.db import tables
 
@@ -27,9 +28,9 @@ def lock_providers(conn, uuids):
     """
     if not uuids:
         return {}
-    query = (sa.select(providers.c.id, providers.c.uuid,
-                       providers.c.generation)
-             .where(providers.c.uuid.in_(sorted(set(uuids))))
+    query = (bulk.where_one_of(
+        conn, sa.select(providers.c.id, providers.c.uuid,
+                        providers.c.generation), providers.c.uuid, uuids)
              .order_by(providers.c.id)
              .with_for_update())
     return {row.uuid: row for row in conn.execute(query)}
@@ -42,9 +43,10 @@ def usage_by_provider_and_class(conn, provider_ids, class_ids):
     query = (sa.select(allocations.c.resource_provider_id,
                        allocations.c.resource_class_id,
                        sa.func.sum(allocations.c.used))
-             .where(allocations.c.resource_provider_id.in_(
-                        sorted(set(provider_ids))),
-                    allocations.c.resource_class_id.in_(sorted(set(class_ids))))
+             .where(bulk.one_of(conn, allocations.c.resource_provider_id,
+                                provider_ids),
+                    bulk.one_of(conn, allocations.c.resource_class_id,
+                                class_ids))
              .group_by(allocations.c.resource_provider_id,
                        allocations.c.resource_class_id))
     return {(rp_id, rc_id): int(used) for rp_id, rc_id, used in conn.execute(query)}
@@ -55,9 +57,10 @@ def inventories_of(conn, provider_ids, class_ids):
     if not provider_ids or not class_ids:
         return {}
     query = (sa.select(inventories)
-             .where(inventories.c.resource_provider_id.in_(
-                        sorted(set(provider_ids))),
-                    inventories.c.resource_class_id.in_(sorted(set(class_ids)))))
+             .where(bulk.one_of(conn, inventories.c.resource_provider_id,
+                                provider_ids),
+                    bulk.one_of(conn, inventories.c.resource_class_id,
+                                class_ids)))
     return {(row.resource_provider_id, row.resource_class_id): row
             for row in conn.execute(query)}
 
@@ -66,21 +69,17 @@ def delete_for_consumers(conn, consumer_uuids):
     """Remove every allocation of the given consumers."""
     if consumer_uuids:
         conn.execute(allocations.delete().where(
-            allocations.c.consumer_id.in_(sorted(set(consumer_uuids)))))
+            bulk.one_of(conn, allocations.c.consumer_id, consumer_uuids)))
 
 
 def insert(conn, rows):
     """Insert allocations: dicts of provider_id, class_id, consumer_uuid, used."""
-    if not rows:
-        return
-    now = lookups.utcnow()
-    conn.execute(allocations.insert(), [
+    bulk.insert(conn, allocations, [
         {'resource_provider_id': row['provider_id'],
          'resource_class_id': row['class_id'],
          'consumer_id': row['consumer_uuid'],
-         'used': row['used'],
-         'created_at': now}
-        for row in rows])
+         'used': row['used']}
+        for row in rows], created_at=lookups.utcnow())
 
 
 def of_consumers(conn, consumer_uuids):
@@ -103,7 +102,8 @@ def of_consumers(conn, consumer_uuids):
                        allocations.c.resource_provider_id == providers.c.id)
                  .join(resource_classes,
                        allocations.c.resource_class_id == resource_classes.c.id))
-             .where(allocations.c.consumer_id.in_(sorted(set(consumer_uuids))))
+             .where(bulk.one_of(conn, allocations.c.consumer_id,
+                                consumer_uuids))
              .order_by(allocations.c.id))
     return conn.execute(query).all()
 

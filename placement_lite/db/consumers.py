@@ -7,6 +7,7 @@ reference, after an allocation write that named it without giving it any).
 import sqlalchemy as sa
 
 from placement_lite.db import api as db_api
+from placement_lite.db import bulk
 from placement_lite.db import lookups
 from placement_lite.db import tables
 
@@ -30,8 +31,9 @@ def _insert_ignoring_duplicates(conn, table, column, values):
 
 
 def _ids_by(conn, table, column, values):
-    rows = conn.execute(sa.select(table.c[column], table.c.id)
-                        .where(table.c[column].in_(sorted(values))))
+    rows = conn.execute(bulk.where_one_of(
+        conn, sa.select(table.c[column], table.c.id), table.c[column],
+        values))
     return {value: id_ for value, id_ in rows}
 
 
@@ -86,9 +88,8 @@ def consumers_by_uuid(conn, uuids, lock=False):
     """
     if not uuids:
         return {}
-    query = (_consumer_query()
-             .where(consumers.c.uuid.in_(sorted(set(uuids))))
-             .order_by(consumers.c.uuid))
+    query = bulk.where_one_of(conn, _consumer_query(), consumers.c.uuid,
+                              uuids).order_by(consumers.c.uuid)
     if lock:
         query = query.with_for_update(of=consumers)
     return {row.uuid: row for row in conn.execute(query)}
@@ -96,43 +97,34 @@ def consumers_by_uuid(conn, uuids, lock=False):
 
 def create_consumers(conn, rows):
     """Insert consumers at generation 0, in one statement: ``rows`` are
-    (uuid, project id, user id, consumer type id). Returns {uuid: id}.
-    (A POST /allocations may name thousands: a statement each would cost
-    a round trip each.)"""
+    (uuid, project id, user id, consumer type id). Returns {uuid: id}."""
     if not rows:
         return {}
-    now = lookups.utcnow()
-    conn.execute(consumers.insert(), [
+    bulk.insert(conn, consumers, [
         {'uuid': uuid, 'project_id': project_id, 'user_id': user_id,
-         'consumer_type_id': type_id, 'generation': 0, 'created_at': now}
-        for uuid, project_id, user_id, type_id in rows])
-    return dict(conn.execute(_IDS_OF_UUIDS,
-                             {'uuids': [row[0] for row in rows]}).all())
+         'consumer_type_id': type_id}
+        for uuid, project_id, user_id, type_id in rows],
+        generation=0, created_at=lookups.utcnow())
+    return dict(conn.execute(bulk.where_one_of(
+        conn, sa.select(consumers.c.uuid, consumers.c.id), consumers.c.uuid,
+        [row[0] for row in rows])).all())
 
 
-_IDS_OF_UUIDS = sa.select(consumers.c.uuid, consumers.c.id).where(
-    consumers.c.uuid.in_(sa.bindparam('uuids', expanding=True)))
+def update_consumer_owners(conn, owners):
+    """Change who owns consumers (and their types); generations are kept.
+    ``owners``: (consumer id, project id, user id, consumer type id)."""
+    bulk.update(conn, consumers, [
+        {'id': consumer_id, 'project_id': project_id, 'user_id': user_id,
+         'consumer_type_id': type_id}
+        for consumer_id, project_id, user_id, type_id in owners],
+        ('id',), updated_at=lookups.utcnow())
 
 
-def update_consumer_owner(conn, consumer_id, project_id, user_id,
-                          consumer_type_id):
-    """Change who owns a consumer (and its type); the generation is kept."""
-    conn.execute(consumers.update()
-                 .where(consumers.c.id == consumer_id)
-                 .values(project_id=project_id, user_id=user_id,
-                         consumer_type_id=consumer_type_id,
-                         updated_at=lookups.utcnow()))
-
-
-def bump_consumer_generation(conn, consumer_id, expected_generation):
-    """Compare-and-increment; False when another writer changed it first."""
-    result = conn.execute(
-        consumers.update()
-        .where(consumers.c.id == consumer_id,
-               consumers.c.generation == expected_generation)
-        .values(generation=expected_generation + 1,
-                updated_at=lookups.utcnow()))
-    return result.rowcount == 1
+def bump_consumer_generations(conn, expected):
+    """Compare-and-increment the generations of consumers ({id: expected
+    generation}); False when another writer changed one first."""
+    return bulk.compare_and_bump(conn, consumers, expected,
+                                 updated_at=lookups.utcnow())
 
 
 def delete_consumers_without_allocations(conn, uuids):
@@ -142,4 +134,4 @@ def delete_consumers_without_allocations(conn, uuids):
     holding = sa.select(allocations.c.consumer_id).where(
         allocations.c.consumer_id == consumers.c.uuid)
     conn.execute(consumers.delete().where(
-        consumers.c.uuid.in_(sorted(set(uuids))), ~holding.exists()))
+        bulk.one_of(conn, consumers.c.uuid, uuids), ~holding.exists()))

@@ -8,6 +8,7 @@ first, in the same transaction (see providers.bump_generation_or_raise).
 
 import sqlalchemy as sa
 
+from placement_lite.db import bulk
 from placement_lite.db import lookups
 from placement_lite.db import providers
 from placement_lite.db import tables
@@ -34,6 +35,20 @@ def inventories_of_provider(conn, provider_id):
                         .order_by(inv.c.id)).all()
 
 
+def inventories_of_providers(conn, provider_ids):
+    """{provider id: its inventory rows, with ``resource_class`` names,
+    oldest first}."""
+    found = {}
+    if provider_ids:
+        for row in conn.execute(
+                _with_class_name().add_columns(inv.c.resource_provider_id)
+                .where(bulk.one_of(conn, inv.c.resource_provider_id,
+                                   provider_ids))
+                .order_by(inv.c.id)):
+            found.setdefault(row.resource_provider_id, []).append(row)
+    return found
+
+
 def inventory_of_provider(conn, provider_id, resource_class):
     """The provider's inventory row of the class named ``resource_class``, or None."""
     return conn.execute(_with_class_name()
@@ -50,35 +65,56 @@ def classes_with_inventory(conn, provider_id):
 
 def classes_with_allocations(conn, provider_id, class_ids):
     """Ids, ascending, of those of ``class_ids`` the provider has allocations of."""
-    if not class_ids:
-        return []
-    return list(conn.execute(
-        sa.select(alloc.c.resource_class_id)
-        .where(alloc.c.resource_provider_id == provider_id,
-               alloc.c.resource_class_id.in_(sorted(class_ids)))
-        .group_by(alloc.c.resource_class_id)
-        .order_by(alloc.c.resource_class_id)).scalars())
+    return allocated_classes(conn, {provider_id: class_ids}).get(
+        provider_id, [])
 
 
-def used_amounts(conn, provider_id, class_ids):
-    """{class id: total allocated} for those of ``class_ids`` in use on the provider."""
-    if not class_ids:
+def allocated_classes(conn, class_ids_by_provider):
+    """{provider id: ids, ascending, of its classes that have allocations},
+    for those of ``class_ids_by_provider`` ({provider id: class ids})."""
+    wanted = {(provider_id, class_id)
+              for provider_id, class_ids in class_ids_by_provider.items()
+              for class_id in class_ids}
+    if not wanted:
+        return {}
+    found = {}
+    for provider_id, class_id in conn.execute(
+            sa.select(alloc.c.resource_provider_id, alloc.c.resource_class_id)
+            .where(bulk.one_of(conn, alloc.c.resource_provider_id,
+                               [pair[0] for pair in wanted]),
+                   bulk.one_of(conn, alloc.c.resource_class_id,
+                               [pair[1] for pair in wanted]))
+            .group_by(alloc.c.resource_provider_id,
+                      alloc.c.resource_class_id)
+            .order_by(alloc.c.resource_class_id)):
+        if (provider_id, class_id) in wanted:
+            found.setdefault(provider_id, []).append(class_id)
+    return found
+
+
+def used_amounts(conn, provider_ids, class_ids):
+    """{(provider id, class id): total allocated} for those in use."""
+    if not provider_ids or not class_ids:
         return {}
     rows = conn.execute(
-        sa.select(alloc.c.resource_class_id, sa.func.sum(alloc.c.used))
-        .where(alloc.c.resource_provider_id == provider_id,
-               alloc.c.resource_class_id.in_(sorted(class_ids)))
-        .group_by(alloc.c.resource_class_id))
-    return {class_id: used for class_id, used in rows}
+        sa.select(alloc.c.resource_provider_id, alloc.c.resource_class_id,
+                  sa.func.sum(alloc.c.used))
+        .where(bulk.one_of(conn, alloc.c.resource_provider_id, provider_ids),
+               bulk.one_of(conn, alloc.c.resource_class_id, class_ids))
+        .group_by(alloc.c.resource_provider_id, alloc.c.resource_class_id))
+    return {(provider_id, class_id): used
+            for provider_id, class_id, used in rows}
 
 
 class InventoryInUse(Exception):
     """Inventory to delete is still allocated; nothing was deleted."""
 
-    def __init__(self, class_ids):
+    def __init__(self, class_ids, provider_id=None):
         super().__init__(class_ids)
         #: Ids, ascending, of the allocated classes.
         self.class_ids = class_ids
+        #: The provider they are allocated on.
+        self.provider_id = provider_id
 
 
 def add_inventory(conn, provider_id, expected_generation, class_id, values):
@@ -101,7 +137,7 @@ def update_inventory(conn, provider_id, expected_generation, class_id,
     row."""
     new_generation = providers.bump_generation_or_raise(
         conn, provider_id, expected_generation)
-    if not _update(conn, provider_id, {class_id: values}):
+    if not _update(conn, provider_id, class_id, values):
         return None
     return new_generation
 
@@ -117,53 +153,67 @@ def delete_inventory(conn, provider_id, expected_generation, class_id):
     return new_generation
 
 
-def replace_inventories(conn, provider_id, expected_generation,
-                        values_by_class_id):
-    """Bump the generation (see add_inventory), then make
-    ``values_by_class_id`` ({class id: field values}) the provider's whole
-    inventory; the new generation. Raises InventoryInUse when a class to
-    drop is allocated.
+def replace_inventories(conn, expected, wanted):
+    """Bump the generations of providers, then make their inventories
+    those wanted: ``expected`` is {provider id: the generation the caller
+    expects}, ``wanted`` {provider id: {class id: field values}}. Raises
+    providers.GenerationChanged when a generation moved, and
+    InventoryInUse for the first provider of ``wanted`` (in its order)
+    that would lose the inventory of a class it has allocations of.
 
-    The bump comes before any read: it holds the provider's row, so
-    concurrent writers of one provider queue there and then fail their own
-    compare-and-bump instead of colliding on inventory rows."""
-    new_generation = providers.bump_generation_or_raise(
-        conn, provider_id, expected_generation)
-    existing = classes_with_inventory(conn, provider_id)
-    to_delete = existing - values_by_class_id.keys()
-    if to_delete:
-        _delete_unused(conn, provider_id, to_delete)
-    _insert(conn, provider_id, {
-        class_id: values for class_id, values in values_by_class_id.items()
-        if class_id not in existing})
-    _update(conn, provider_id, {
-        class_id: values for class_id, values in values_by_class_id.items()
-        if class_id in existing})
-    return new_generation
+    The bumps come before any read: they hold the providers' rows, so
+    concurrent writers of one provider queue there and then fail their
+    own compare-and-bump instead of colliding on inventory rows."""
+    if not providers.bump_generations(conn, expected):
+        raise providers.GenerationChanged()
+    existing = {provider_id: {} for provider_id in wanted}
+    for row_id, provider_id, class_id in conn.execute(
+            sa.select(inv.c.id, inv.c.resource_provider_id,
+                      inv.c.resource_class_id)
+            .where(bulk.one_of(conn, inv.c.resource_provider_id, wanted))):
+        existing[provider_id][class_id] = row_id
+    dropped = {provider_id: [class_id for class_id in existing[provider_id]
+                             if class_id not in values_by_class_id]
+               for provider_id, values_by_class_id in wanted.items()}
+    in_use = allocated_classes(conn, dropped)
+    for provider_id in wanted:
+        if provider_id in in_use:
+            raise InventoryInUse(in_use[provider_id], provider_id)
+    if any(dropped.values()):
+        conn.execute(inv.delete().where(bulk.one_of(conn, inv.c.id, [
+            existing[provider_id][class_id]
+            for provider_id, class_ids in dropped.items()
+            for class_id in class_ids])))
+    now = lookups.utcnow()
+    bulk.insert(conn, inv, [
+        dict(values, resource_provider_id=provider_id,
+             resource_class_id=class_id)
+        for provider_id, values_by_class_id in wanted.items()
+        for class_id, values in values_by_class_id.items()
+        if class_id not in existing[provider_id]], created_at=now)
+    bulk.update(conn, inv, [
+        dict(values, resource_provider_id=provider_id,
+             resource_class_id=class_id)
+        for provider_id, values_by_class_id in wanted.items()
+        for class_id, values in values_by_class_id.items()
+        if class_id in existing[provider_id]],
+        ('resource_provider_id', 'resource_class_id'), updated_at=now)
 
 
 def _insert(conn, provider_id, values_by_class_id):
-    if not values_by_class_id:
-        return
-    now = lookups.utcnow()
-    conn.execute(inv.insert(), [
-        dict(values, resource_provider_id=provider_id,
-             resource_class_id=class_id, created_at=now)
-        for class_id, values in values_by_class_id.items()])
+    bulk.insert(conn, inv, [
+        dict(values, resource_class_id=class_id)
+        for class_id, values in values_by_class_id.items()],
+        resource_provider_id=provider_id, created_at=lookups.utcnow())
 
 
-def _update(conn, provider_id, values_by_class_id):
-    """Overwrite existing rows; False if one was missing."""
-    now = lookups.utcnow()
-    for class_id, values in values_by_class_id.items():
-        result = conn.execute(
-            inv.update()
-            .where(inv.c.resource_provider_id == provider_id,
-                   inv.c.resource_class_id == class_id)
-            .values(updated_at=now, **values))
-        if result.rowcount != 1:
-            return False
-    return True
+def _update(conn, provider_id, class_id, values):
+    """Overwrite one existing row; False if it was missing."""
+    return conn.execute(
+        inv.update()
+        .where(inv.c.resource_provider_id == provider_id,
+               inv.c.resource_class_id == class_id)
+        .values(updated_at=lookups.utcnow(), **values)).rowcount == 1
 
 
 def _delete_unused(conn, provider_id, class_ids):
@@ -175,7 +225,7 @@ def _delete_unused(conn, provider_id, class_ids):
     return conn.execute(
         inv.delete()
         .where(inv.c.resource_provider_id == provider_id,
-               inv.c.resource_class_id.in_(sorted(class_ids)))).rowcount
+               bulk.one_of(conn, inv.c.resource_class_id, class_ids))).rowcount
 
 
 def class_has_inventory(conn, class_id):

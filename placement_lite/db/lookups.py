@@ -9,6 +9,7 @@ import datetime
 
 import sqlalchemy as sa
 
+from placement_lite.db import bulk
 from placement_lite.db import tables
 
 rp = tables.resource_providers
@@ -34,35 +35,26 @@ def provider_by_uuid(conn, uuid):
     return conn.execute(query).first()
 
 
-# Built once: these run on nearly every request.
-_CLASS_IDS = sa.select(rc.c.name, rc.c.id).where(
-    rc.c.name.in_(sa.bindparam('names', expanding=True)))
-_CLASS_NAMES = sa.select(rc.c.id, rc.c.name)
-_CLASS_NAMES_OF = _CLASS_NAMES.where(
-    rc.c.id.in_(sa.bindparam('ids', expanding=True)))
-_TRAIT_IDS = sa.select(traits.c.name, traits.c.id).where(
-    traits.c.name.in_(sa.bindparam('names', expanding=True)))
-
-
 def resource_class_ids(conn, names):
     """{name: id} for the resource classes among ``names`` that exist."""
     if not names:
         return {}
-    return dict(conn.execute(_CLASS_IDS,
-                             {'names': sorted(set(names))}).all())
+    return dict(conn.execute(bulk.where_one_of(
+        conn, sa.select(rc.c.name, rc.c.id), rc.c.name, names)).all())
 
 
 def resource_class_names(conn, ids=None):
     """{id: name} for ``ids`` (all classes when None)."""
-    if ids is None:
-        return dict(conn.execute(_CLASS_NAMES).all())
-    return dict(conn.execute(_CLASS_NAMES_OF,
-                             {'ids': sorted(set(ids))}).all())
+    query = sa.select(rc.c.id, rc.c.name)
+    if ids is not None:
+        query = query.where(bulk.one_of(conn, rc.c.id, ids))
+    return dict(conn.execute(query).all())
 
 
 def trait_ids(conn, names):
     """{name: id} for the traits among ``names`` that exist."""
     if not names:
         return {}
-    return dict(conn.execute(_TRAIT_IDS,
-                             {'names': sorted(set(names))}).all())
+    return dict(conn.execute(bulk.where_one_of(
+        conn, sa.select(traits.c.name, traits.c.id), traits.c.name,
+        names)).all())

@@ -2,6 +2,7 @@
 
 import sqlalchemy as sa
 
+from placement_lite.db import bulk
 from placement_lite.db import providers
 from placement_lite.db import tables
 
@@ -27,10 +28,9 @@ def traits_named(conn, names):
     """Trait rows (id, name, created_at, updated_at) for ``names``, by name."""
     if not names:
         return []
-    return conn.execute(
-        sa.select(traits.c.id, traits.c.name, traits.c.created_at,
-                  traits.c.updated_at)
-        .where(traits.c.name.in_(sorted(set(names))))
+    return conn.execute(bulk.where_one_of(
+        conn, sa.select(traits.c.id, traits.c.name, traits.c.created_at,
+                        traits.c.updated_at), traits.c.name, names)
         .order_by(traits.c.name)).all()
 
 

@@ -5,6 +5,7 @@ Every function takes an open connection inside the caller's transaction.
 
 import sqlalchemy as sa
 
+from placement_lite.db import bulk
 from placement_lite.db import lookups
 from placement_lite.db import tables
 
@@ -119,6 +120,13 @@ def bump_generation(conn, provider_id, expected_generation):
     return expected_generation + 1
 
 
+def bump_generations(conn, expected):
+    """bump_generation for many providers ({id: expected generation}) in
+    one statement; False when any was not at the generation expected."""
+    return bulk.compare_and_bump(conn, rp, expected,
+                                 updated_at=lookups.utcnow())
+
+
 def bump_generation_or_raise(conn, provider_id, expected_generation):
     """bump_generation, raising GenerationChanged instead of None.
 
@@ -145,14 +153,10 @@ def replace_links(conn, link_table, column, provider_id, wanted_ids):
     if stale:
         conn.execute(link_table.delete().where(
             link_table.c.resource_provider_id == provider_id,
-            column.in_(sorted(stale))))
-    added = wanted_ids - current
-    if added:
-        now = lookups.utcnow()
-        conn.execute(link_table.insert(), [
-            {'resource_provider_id': provider_id, column.name: linked_id,
-             'created_at': now}
-            for linked_id in sorted(added)])
+            bulk.one_of(conn, column, sorted(stale))))
+    bulk.insert(conn, link_table, [
+        {column.name: linked_id} for linked_id in sorted(wanted_ids - current)],
+        resource_provider_id=provider_id, created_at=lookups.utcnow())
 
 
 def lock_provider(conn, provider_id):

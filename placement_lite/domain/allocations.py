@@ -74,7 +74,7 @@ class ProviderGenerationChanged(Exception):
     """A provider generation moved during the write: retry afresh."""
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class _Claim:
     """One (consumer, provider, class, amount); amount 0 removes."""
 
@@ -209,16 +209,15 @@ def replace_allocations(conn, requests, states, wording):
          'consumer_uuid': claim.consumer_uuid, 'used': claim.used}
         for claim in claims if claim.used > 0])
 
-    for provider_id in provider_ids:
-        if providers_db.bump_generation(
-                conn, provider_id, touched[provider_id].generation) is None:
-            raise ProviderGenerationChanged(provider_id)
-    for uuid in sorted(consumer_uuids):
-        state = states[uuid]
-        if not consumers_db.bump_consumer_generation(
-                conn, state.id, state.generation):
-            raise errors.Conflict(wording.concurrent.format(CONSUMER_CHANGED),
-                                  code=errors.CONCURRENT_UPDATE)
+    if not providers_db.bump_generations(conn, {
+            provider_id: provider.generation
+            for provider_id, provider in touched.items()}):
+        raise ProviderGenerationChanged(provider_ids)
+    if not consumers_db.bump_consumer_generations(conn, {
+            states[uuid].id: states[uuid].generation
+            for uuid in consumer_uuids}):
+        raise errors.Conflict(wording.concurrent.format(CONSUMER_CHANGED),
+                              code=errors.CONCURRENT_UPDATE)
     holding = {claim.consumer_uuid for claim in claims if claim.used > 0}
     consumers_db.delete_consumers_without_allocations(
         conn, consumer_uuids - holding)

@@ -124,6 +124,7 @@ def record_consumers(conn, conf, claims, owners, existing):
     """
     states = {}
     new = []
+    changed = []
     for claim in claims:
         project, user = _owner_of(conf, claim)
         project_id = owners.projects[project]
@@ -138,9 +139,9 @@ def record_consumers(conn, conf, claims, owners, existing):
             type_id = owners.consumer_types[claim.consumer_type]
         if (project_id, user_id, type_id) != (
                 row.project_id, row.user_id, row.consumer_type_id):
-            consumers_db.update_consumer_owner(
-                conn, row.id, project_id, user_id, type_id)
+            changed.append((row.id, project_id, user_id, type_id))
         states[claim.uuid] = ConsumerState(row.id, row.uuid, row.generation)
+    consumers_db.update_consumer_owners(conn, changed)
     for uuid, consumer_id in consumers_db.create_consumers(conn, new).items():
         states[uuid] = ConsumerState(consumer_id, uuid, 0)
     return states

@@ -13,6 +13,7 @@ theirs.
 import contextlib
 import dataclasses
 import datetime
+import itertools
 import logging
 
 from placement_lite import errors
@@ -26,7 +27,7 @@ from placement_lite.schemas import common
 LOG = logging.getLogger(__name__)
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class Inventory:
     """One resource class's inventory; the defaults are the API's."""
 
@@ -42,10 +43,9 @@ class Inventory:
 
     @classmethod
     def from_row(cls, row):
-        return cls(row.resource_class,
-                   last_modified=row.updated_at or row.created_at,
-                   **{field: row._mapping[field]
-                      for field in db.INVENTORY_FIELDS})
+        return cls(row.resource_class, row.total, row.reserved, row.min_unit,
+                   row.max_unit, row.step_size, row.allocation_ratio,
+                   row.updated_at or row.created_at)
 
     @property
     def capacity(self):
@@ -53,8 +53,11 @@ class Inventory:
         return int((self.total - self.reserved) * self.allocation_ratio)
 
     def values(self):
-        """The six stored fields."""
-        return {field: getattr(self, field) for field in db.INVENTORY_FIELDS}
+        """The six stored fields (db.INVENTORY_FIELDS)."""
+        return {'total': self.total, 'reserved': self.reserved,
+                'min_unit': self.min_unit, 'max_unit': self.max_unit,
+                'step_size': self.step_size,
+                'allocation_ratio': self.allocation_ratio}
 
 
 class InventoryInUse(Exception):
@@ -92,26 +95,49 @@ def check_capacity(inventories, provider_uuid, reserved_may_equal_total):
 
 
 def set_provider_inventories(conn, provider, inventories):
-    """Make ``inventories`` the provider's whole inventory; returns the new generation.
+    """Make ``inventories`` the provider's whole inventory; returns the new
+    generation. See set_inventories."""
+    return set_inventories(conn, [(provider, inventories)])[0]
 
-    Runs in the caller's transaction. ``provider`` is a row with ``id``,
-    ``uuid`` and the ``generation`` the caller expects. Raises
+
+def set_inventories(conn, targets):
+    """Make the inventories of providers those given, in one go; returns
+    their new generations.
+
+    Runs in the caller's transaction. ``targets`` are (provider,
+    [Inventory]) pairs, each provider a row with ``id``, ``uuid`` and the
+    ``generation`` the caller expects. Raises, as setting them one by one
+    in that order would for the first that has one,
     :class:`resource_classes.UnknownResourceClass`, :class:`InventoryInUse`
     (a class to drop still has allocations) or :class:`ConcurrentUpdate`;
     the caller's transaction must then roll back.
     """
-    by_id = dict(zip(_class_ids(conn, inventories), inventories))
+    ids = lookups.resource_class_ids(conn, [
+        inventory.resource_class for _provider, inventories in targets
+        for inventory in inventories])
+    known = list(itertools.takewhile(
+        lambda target: all(inventory.resource_class in ids
+                           for inventory in target[1]), targets))
+    wanted = [(provider, {ids[inventory.resource_class]: inventory
+                          for inventory in inventories})
+              for provider, inventories in known]
     try:
-        new_generation = db.replace_inventories(
-            conn, provider.id, provider.generation,
-            {class_id: inventory.values()
-             for class_id, inventory in by_id.items()})
+        db.replace_inventories(
+            conn, {provider.id: provider.generation for provider, _ in known},
+            {provider.id: {class_id: inventory.values()
+                           for class_id, inventory in by_class.items()}
+             for provider, by_class in wanted})
     except providers_db.GenerationChanged:
         raise ConcurrentUpdate()
     except db.InventoryInUse as exc:
-        raise _in_use(conn, provider, exc)
-    _warn_over_capacity(conn, provider, by_id)
-    return new_generation
+        raise _in_use(conn, next(provider for provider, _ in known
+                                 if provider.id == exc.provider_id), exc)
+    if len(known) < len(targets):
+        raise resource_classes.UnknownResourceClass(next(
+            inventory.resource_class for inventory in targets[len(known)][1]
+            if inventory.resource_class not in ids))
+    _warn_over_capacity(conn, wanted)
+    return [provider.generation + 1 for provider, _ in targets]
 
 
 def get_inventories(database, uuid):
@@ -183,7 +209,7 @@ def update_inventory(database, uuid, generation, inventory,
                 'No inventory record with resource class for resource '
                 'provider %s: No inventory of class %s found.'
                 % (uuid, inventory.resource_class))
-        _warn_over_capacity(conn, provider, {class_id: inventory})
+        _warn_over_capacity(conn, [(provider, {class_id: inventory})])
         return new_generation
 
 
@@ -284,15 +310,22 @@ def _in_use(conn, provider, exc):
                           provider.uuid)
 
 
-def _warn_over_capacity(conn, provider, inventories_by_class_id):
+def _warn_over_capacity(conn, wanted):
     """Log the classes whose new inventory is below what is allocated:
-    allowed, as in the reference, but the provider is then over
-    capacity."""
-    used = db.used_amounts(conn, provider.id, inventories_by_class_id.keys())
-    for class_id, inventory in inventories_by_class_id.items():
-        if used.get(class_id, 0) > inventory.capacity:
+    allowed, as in the reference, but the provider is then over capacity.
+    ``wanted``: (provider, {class id: Inventory}) pairs. One line per
+    provider names them all (the reference writes one per class: 42,000
+    lines for the largest body)."""
+    used = db.used_amounts(
+        conn, [provider.id for provider, _ in wanted],
+        {class_id for _, by_class in wanted for class_id in by_class})
+    for provider, by_class in wanted:
+        over = [inventory.resource_class
+                for class_id, inventory in by_class.items()
+                if used.get((provider.id, class_id), 0) > inventory.capacity]
+        if over:
             LOG.warning('Resource provider %s is now over-capacity for %s',
-                        provider.uuid, inventory.resource_class)
+                        provider.uuid, ', '.join(over))
 
 
 @contextlib.contextmanager

@@ -61,35 +61,29 @@ def _check_inventory_providers(wanted, locked):
 
 
 def _set_inventories(conn, wanted, interim):
-    """One of the two inventory steps, provider by provider (request order)."""
+    """One of the two inventory steps, for every provider at once (as if
+    one by one, in request order)."""
     locked = allocations.lock_providers(conn, [], also=list(wanted))
-    for uuid, target in wanted.items():
-        row = locked[uuid]
-        new = target.inventories
-        if interim:
-            if not new:
-                continue
-            union = {inventory.resource_class: inventory for inventory in
-                     _current_inventories(conn, row.id)}
-            union.update((inventory.resource_class, inventory)
-                         for inventory in new)
-            new = list(union.values())
-        provider = _Provider(row.id, row.uuid, row.generation)
-        try:
-            inventories_domain.set_provider_inventories(conn, provider, new)
-        except resource_classes.UnknownResourceClass as exc:
-            raise errors.BadRequest(WORDING.unknown_class.format(exc))
-        except inventories_domain.InventoryInUse as exc:
-            raise errors.Conflict(WORDING.concurrent.format(exc),
-                                  code=errors.INVENTORY_INUSE)
-        except inventories_domain.ConcurrentUpdate:
-            raise allocations.ProviderGenerationChanged(uuid)
-
-
-def _current_inventories(conn, provider_id):
-    return [inventories_domain.Inventory.from_row(row)
-            for row in inventories_db.inventories_of_provider(conn,
-                                                              provider_id)]
+    targets = [(_Provider(locked[uuid].id, uuid, locked[uuid].generation),
+                target.inventories) for uuid, target in wanted.items()
+               if target.inventories or not interim]
+    if interim:
+        current = inventories_db.inventories_of_providers(
+            conn, [provider.id for provider, _ in targets])
+        targets = [(provider, list({
+            inventory.resource_class: inventory for inventory in [
+                *map(inventories_domain.Inventory.from_row,
+                     current.get(provider.id, [])), *new]}.values()))
+            for provider, new in targets]
+    try:
+        inventories_domain.set_inventories(conn, targets)
+    except resource_classes.UnknownResourceClass as exc:
+        raise errors.BadRequest(WORDING.unknown_class.format(exc))
+    except inventories_domain.InventoryInUse as exc:
+        raise errors.Conflict(WORDING.concurrent.format(exc),
+                              code=errors.INVENTORY_INUSE)
+    except inventories_domain.ConcurrentUpdate:
+        raise allocations.ProviderGenerationChanged(list(wanted))
 
 
 def reshape(ctx, wanted, claims):

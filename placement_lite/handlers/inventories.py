@@ -37,8 +37,9 @@ def _render_all(req, resp, generation, all_inventories):
 
 def _inventory(resource_class, fields):
     """An Inventory from validated request fields (the API's defaults apply)."""
-    fields = dict(fields)
-    fields.pop('resource_provider_generation', None)
+    if 'resource_provider_generation' in fields:
+        fields = dict(fields)
+        del fields['resource_provider_generation']
     return inventories.Inventory(resource_class, **fields)
 
 

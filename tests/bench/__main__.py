@@ -466,6 +466,29 @@ def describe(report):
                 report['date'], report['commit']))
 
 
+#: The page's section on the other benchmark, which this one does not run.
+BULK_BODIES = """## Bulk bodies
+
+`python -m tests.bench.bulk_bodies` (`--backend sqlite postgresql`,
+`--only NAME...`, `--repetitions N`, `--profile NAME`) times the largest
+body `[api] max_request_body_size` admits (1 MiB) for each route that
+takes a bulk body and each kind of answer it can give: inventories,
+`POST /allocations`, `PUT /allocations/{consumer_uuid}`, the reshaper,
+provider traits and aggregates, refused (schema errors in every entry,
+unknown names, over capacity, in use, stale generations, NUL characters,
+deep nesting) or accepted (tens of thousands of rows written). The bodies
+and the world they are sent to (42,000 custom classes, 78,000 custom
+traits, 16,000 providers) are `tests/bulk_bodies.py`, whose answers
+`tests/test_bulk_bodies.py` checks. The application runs in-process, on
+SQLite or the harness's throwaway PostgreSQL, with the garbage
+collector set as a served process sets it; each body is sent
+`--repetitions` times (3 by default) and the table gives the fastest and
+median wall time of the request alone, and the least CPU time the
+process spent on it (on SQLite all of the work, so the difference from
+the wall time is what the machine gave to other processes). The latest
+numbers are in the README (Status)."""
+
+
 def write_markdown():
     reports = []
     for path in glob.glob(os.path.join(REPORTS, 'bench-[0-9]*.json')):
@@ -521,6 +544,7 @@ def write_markdown():
                       '`<query>_explain` is that query with `explain=true`, '
                       'placement_lite answering both in turns, request by '
                       'request.', '', explain_overhead(report)]
+    parts += ['', BULK_BODIES]
     os.makedirs(os.path.dirname(MARKDOWN), exist_ok=True)
     with open(MARKDOWN, 'w') as out:
         out.write('\n'.join(parts) + '\n')

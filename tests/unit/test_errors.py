@@ -1,10 +1,12 @@
 """The error document matches the reference's rendering byte for byte."""
 
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 import microversion_parse
+import webob.exc
 
 from placement_lite import errors
-
-
 from placement_lite import microversion
 
 
@@ -62,3 +64,20 @@ def test_plain_text_415_names_a_missing_content_type_none():
         '415 Unsupported Media Type\n\nThe request media type None is not '
         'supported by this server. \n\n The media type None is not '
         'supported, use application/json')
+
+
+@settings(max_examples=3000, deadline=None, database=None)
+@given(st.lists(st.sampled_from(['<', '>', 'b', 'r', 'B', 'R', '<br', '<BR>',
+                                 '<!--', '-->', '\n', '\r', 'x', ' ']),
+                max_size=14).map(''.join))
+def test_tags_are_stripped_as_webob_strips_them(message):
+    assert errors.detail_text(400, message, {}) == (
+        '%s\n\n %s  ' % (errors._EXPLANATIONS[400],
+                         webob.exc.strip_tags(message)))
+
+
+def test_a_detail_of_openings_only_is_kept_whole():
+    """webob's regex looks for a '>' after each '<': quadratic, seconds
+    for 64 KiB of '<' (the longest detail)."""
+    message = '<' * errors.MAX_DETAIL_LENGTH
+    assert errors.detail_text(400, message, {}).endswith(message + '  ')
