@@ -15,6 +15,7 @@ import dataclasses
 import datetime
 import itertools
 import logging
+import math
 
 from placement_lite import errors
 from placement_lite.db import inventories as db
@@ -49,8 +50,11 @@ class Inventory:
 
     @property
     def capacity(self):
-        """What can be allocated: (total - reserved) * allocation_ratio."""
-        return int((self.total - self.reserved) * self.allocation_ratio)
+        """What can be allocated: (total - reserved) * allocation_ratio, an
+        int; -inf for a ratio so far below zero that no int holds the
+        product (check_capacity refuses it as any negative capacity)."""
+        usable = (self.total - self.reserved) * self.allocation_ratio
+        return int(usable) if math.isfinite(usable) else usable
 
     def values(self):
         """The six stored fields (db.INVENTORY_FIELDS)."""

@@ -80,7 +80,7 @@ def json_body(req, schema=None, code=errors.DEFAULT):
     raw = read_body(req)
     try:
         text = raw.decode('utf-8')
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_number_constant)
     except ValueError as exc:
         raise errors.BadRequest('Malformed JSON: %s' % exc)
     except RecursionError:
@@ -89,6 +89,17 @@ def json_body(req, schema=None, code=errors.DEFAULT):
     if schema is not None:
         validate(data, schema, code)
     return data
+
+
+def _number_constant(name):
+    """``Infinity`` as Python's parser reads it: the schemas' maxima refuse
+    it with the reference's words. ``NaN`` and ``-Infinity``, which no
+    schema bound refuses and which JSON does not have, are malformed
+    (the reference fails with a 500 when it works a capacity out of
+    them)."""
+    if name == 'Infinity':
+        return float(name)
+    raise ValueError('%s is not a JSON number' % name)
 
 
 def refuse_amounts_beyond_column(data):
