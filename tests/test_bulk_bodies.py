@@ -134,7 +134,7 @@ REFUSED = {
         schema_error(provider_traits.SET_TRAITS)),
     'aggregates_duplicate': (
         400, 'placement.undefined_code',
-        schema_error(aggregates.SET_AGGREGATES_1_19)),
+        schema_error(aggregates.SET_AGGREGATES[0][1])),
     # jsonschema's own uniqueItems would compare every pair of these
     # 170,000 items, which no order sorts: the error of the last item.
     'aggregates_mixed': (
@@ -147,7 +147,7 @@ REFUSED = {
                 data['aggregates'][-1]))),
     'aggregates_not_uuids': (
         400, 'placement.undefined_code',
-        schema_error(aggregates.SET_AGGREGATES_1_19)),
+        schema_error(aggregates.SET_AGGREGATES[0][1])),
     'json_nul_after_lists': (
         400, 'placement.undefined_code', words(
             'Malformed JSON: strings may not contain the NUL character')),
