@@ -40,10 +40,11 @@ import itertools
 from placement_lite.engine import explain
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class Candidate:
     anchor: int
-    #: {provider id: {resource class name: amount}}
+    #: {provider id: {resource class name: amount}}; the inner dicts may
+    #: be shared between candidates: never change them.
     allocations: dict
     #: {suffix: {provider ids}}
     mappings: dict
@@ -89,10 +90,12 @@ class Combiner:
         self._lone_spread_group = (len(groups) == 1 and groups[0].spread
                                    and nested_aware)
         if self._lone_spread_group:
-            #: Class names and amounts of the lone group, in slot order.
-            self._lone_group_takes = (
-                [result.class_names[rc_id] for rc_id in groups[0].amounts],
-                list(groups[0].amounts.values()))
+            #: {class name: amount} of each slot of the lone group, in slot
+            #: order: one dict per slot, shared by the requests built (see
+            #: Candidate.allocations).
+            self._lone_group_takes = [
+                {result.class_names[rc_id]: amount}
+                for rc_id, amount in groups[0].amounts.items()]
         spread = next((group for group in groups if group.spread), None)
         #: The rules a request meets, in explain's order.
         self.rules = tuple(
@@ -227,7 +230,7 @@ class Combiner:
         is asked once, and the search only offers providers with room for
         their amount), so only the group's traits are checked."""
         group = self.result.groups[0]
-        names, amounts = self._lone_group_takes
+        takes = self._lone_group_takes
         required = (group.required_trait_ids if 'required_traits' in rules
                     else None)
         owners = group.trait_owners
@@ -239,11 +242,10 @@ class Combiner:
                            for alternatives in required):
                     continue
             allocations = {}
-            for provider, name, amount in zip(chosen, names, amounts):
-                if provider in allocations:
-                    allocations[provider][name] = amount
-                else:
-                    allocations[provider] = {name: amount}
+            for provider, take in zip(chosen, takes):
+                held = allocations.get(provider)
+                allocations[provider] = take if held is None else {
+                    **held, **take}
             candidate = self.candidate(anchor, allocations,
                                        {'': set(chosen)}, chosen, seen)
             if candidate is not None:
@@ -253,7 +255,9 @@ class Combiner:
         """The Candidate, or None when it is in ``seen``: only requests
         made of sharing providers alone can be built under several
         anchors; the first is kept (``seen`` None: keep every one)."""
-        if seen is not None and self.result.sharing.issuperset(chosen):
+        sharing = self.result.sharing
+        if (seen is not None and chosen[0] in sharing
+                and sharing.issuperset(chosen)):
             key = (frozenset((p, rc, a) for p, classes in allocations.items()
                              for rc, a in classes.items()),
                    frozenset((s, frozenset(ps)) for s, ps in mappings.items()))

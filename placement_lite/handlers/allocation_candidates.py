@@ -140,11 +140,20 @@ def _allocation_requests(found, version):
                 for p, r in c.allocations.items()])
             for c in found.allocation_requests)
     with_mappings = version >= microversion.GROUP_MAPPINGS
+    # Candidates share their {class: amount} dicts (see
+    # combine.Candidate), all alive while this runs: what one provider
+    # gives is written once per dict.
+    given = {}
     requests = []
     for c in found.allocation_requests:
-        allocations = _object([
-            '%s: {"resources": %s}' % (quoted[p], amounts[tuple(r.items())])
-            for p, r in c.allocations.items()])
+        members = []
+        for p, r in c.allocations.items():
+            member = given.get((p, id(r)))
+            if member is None:
+                member = given[p, id(r)] = '%s: {"resources": %s}' % (
+                    quoted[p], amounts[tuple(r.items())])
+            members.append(member)
+        allocations = _object(members)
         if with_mappings:
             mappings = _object([
                 '%s: [%s]' % (suffixes[suffix], ', '.join([
