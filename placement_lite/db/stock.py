@@ -22,6 +22,7 @@ import typing
 import weakref
 
 from placement_lite.db import scope_reads
+from placement_lite.db import tables
 
 #: {engine: {provider id: Stock}}, per process.
 _KEPT = weakref.WeakKeyDictionary()
@@ -86,8 +87,8 @@ def _read(conn, stale, scope_of_trees):
          step_size) in scope_reads.rows(conn, queries.inventories, params):
         if provider_id in stale:
             inventories[provider_id].append(
-                (rc_id, int((total - reserved) * ratio), min_unit,
-                 max_unit, step_size))
+                (rc_id, tables.capacity_of(total, reserved, ratio),
+                 min_unit, max_unit, step_size))
     names = collections.defaultdict(list)
     # One string per trait name, however many providers have it: the
     # driver makes a new one per row, and a process keeps them all.

@@ -6,6 +6,8 @@ reasoned about the same way), plus a table for device profiles. Migrations in
 version table, which is not modelled here.
 """
 
+import math
+
 import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 
@@ -99,6 +101,14 @@ def capacity(inventory):
     allocation_ratio`` (``inventory`` is the table or an alias)."""
     return ((inventory.c.total - inventory.c.reserved)
             * inventory.c.allocation_ratio)
+
+
+def capacity_of(total, reserved, allocation_ratio):
+    """:func:`capacity` in Python, for values already read: an int, as
+    the reference shows it; -inf for a ratio so far below zero that no int
+    holds the product (writes refuse it as any negative capacity)."""
+    held = (total - reserved) * allocation_ratio
+    return int(held) if math.isfinite(held) else held
 
 
 def largest_unit(inventory):

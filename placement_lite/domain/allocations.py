@@ -31,6 +31,7 @@ from placement_lite.db import api as db_api
 from placement_lite.db import consumers as consumers_db
 from placement_lite.db import lookups
 from placement_lite.db import providers as providers_db
+from placement_lite.db import tables
 from placement_lite.domain import consumers
 from placement_lite.domain import providers
 
@@ -268,7 +269,8 @@ def _check_capacity(conn, claims, class_ids, touched, before):
                 "'%s'. The requested amount would violate inventory "
                 "constraints." % (claim.resource_class, provider_uuid))
         used = usage.get(key, 0)
-        capacity = (record.total - record.reserved) * record.allocation_ratio
+        capacity = tables.capacity_of(record.total, record.reserved,
+                                      record.allocation_ratio)
         if capacity < used + claim.used or capacity < used + requested[key]:
             previous = before.get(key)
             if previous is not None and used + requested[key] <= previous:

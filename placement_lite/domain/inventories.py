@@ -15,12 +15,12 @@ import dataclasses
 import datetime
 import itertools
 import logging
-import math
 
 from placement_lite import errors
 from placement_lite.db import inventories as db
 from placement_lite.db import lookups
 from placement_lite.db import providers as providers_db
+from placement_lite.db import tables
 from placement_lite.domain import providers
 from placement_lite.domain import resource_classes
 from placement_lite.schemas import common
@@ -50,11 +50,10 @@ class Inventory:
 
     @property
     def capacity(self):
-        """What can be allocated: (total - reserved) * allocation_ratio, an
-        int; -inf for a ratio so far below zero that no int holds the
-        product (check_capacity refuses it as any negative capacity)."""
-        usable = (self.total - self.reserved) * self.allocation_ratio
-        return int(usable) if math.isfinite(usable) else usable
+        """What can be allocated (db.tables.capacity_of); check_capacity
+        refuses any negative capacity."""
+        return tables.capacity_of(self.total, self.reserved,
+                                  self.allocation_ratio)
 
     def values(self):
         """The six stored fields (db.INVENTORY_FIELDS)."""
