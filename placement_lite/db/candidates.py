@@ -10,11 +10,11 @@ keying a statement costs more than running the small ones.
 """
 
 import collections
-import functools
 import typing
 
 import sqlalchemy as sa
 
+from placement_lite.db import links
 from placement_lite.db import tables
 
 rp = tables.resource_providers
@@ -27,18 +27,7 @@ traits = tables.traits
 SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 
 
-@functools.cache
-def _nth_alias(table, n):
-    """The ``n``th alias of ``table`` in one query (one per EXISTS)."""
-    return table.alias('%s_%d' % (table.name, n))
-
-
-def list_param(name):
-    """A parameter taking a list, for ``IN``."""
-    return sa.bindparam(name, expanding=True)
-
-
-_ROOTS = sa.select(rp.c.id).where(rp.c.parent_provider_id.is_(None))
+_ROOTS = links.ROOTS
 _FIRST_ROOTS = _ROOTS.order_by(rp.c.id).limit(sa.bindparam('count'))
 _ROOTS_AFTER = (_ROOTS.where(rp.c.id > sa.bindparam('after_id'))
                 .order_by(rp.c.id).limit(sa.bindparam('count')))
@@ -87,49 +76,21 @@ def nth_root(conn, n):
     return conn.execute(_NTH_ROOT, {'n': n}).scalar()
 
 
-@functools.cache
-def _linked_to_each_set_query(link_table, column, sets, roots_only=False,
-                              with_forbidden=False):
-    """Providers (root providers, with ``roots_only``) with, for each of
-    the ``sets`` parameters ``:set_<n>``, a row of ``link_table``
-    (provider traits or aggregates) whose ``column`` is in it, and, with
-    ``with_forbidden``, none whose ``column`` is in ``:forbidden_ids``."""
-    query = _ROOTS if roots_only else sa.select(rp.c.id)
-    for n in range(sets):
-        link = _nth_alias(link_table, n)
-        query = query.where(sa.exists().where(
-            link.c.resource_provider_id == rp.c.id,
-            link.c[column].in_(list_param('set_%d' % n))))
-    if with_forbidden:
-        query = query.where(~sa.exists().where(
-            link_table.c.resource_provider_id == rp.c.id,
-            link_table.c[column].in_(list_param('forbidden_ids'))))
-    return query
-
-
 def _providers_linked_to_each(conn, link_table, column, id_sets,
                               roots_only=False, forbidden_ids=()):
     """Ids of providers (root providers, with ``roots_only``) linked in
     ``link_table`` to at least one id of each set in ``id_sets`` and to
     none of ``forbidden_ids``."""
-    query = _linked_to_each_set_query(link_table, column, len(id_sets),
-                                      roots_only, bool(forbidden_ids))
-    params = {'set_%d' % n: sorted(ids) for n, ids in enumerate(id_sets)}
-    if forbidden_ids:
-        params['forbidden_ids'] = sorted(forbidden_ids)
-    return set(conn.execute(query, params).scalars().all())
-
-
-@functools.cache
-def _linked_to_any_query(link_table, column):
-    return (sa.select(link_table.c.resource_provider_id).distinct()
-            .where(link_table.c[column].in_(list_param('ids'))))
+    query = links.linked_to_each(link_table, column, len(id_sets),
+                                 roots_only, bool(forbidden_ids))
+    return set(conn.execute(query, links.each_params(
+        column, id_sets, forbidden_ids)).scalars().all())
 
 
 def _providers_linked_to_any(conn, link_table, column, ids):
     """Ids of providers linked in ``link_table`` to any of ``ids``."""
-    return set(conn.execute(_linked_to_any_query(link_table, column),
-                            {'ids': sorted(ids)}).scalars().all())
+    return set(conn.execute(links.linked_to_any(link_table, column),
+                            links.any_params(column, ids)).scalars().all())
 
 
 def provider_ids_with_traits(conn, required):
@@ -145,7 +106,7 @@ def provider_ids_with_any_trait(conn, trait_ids):
 
 
 _TRAITS_AMONG = sa.select(rpt.c.resource_provider_id, rpt.c.trait_id).where(
-    rpt.c.trait_id.in_(list_param('trait_ids')))
+    rpt.c.trait_id.in_(links.list_param('trait_ids')))
 
 
 def traits_of_providers_among(conn, trait_ids):
@@ -219,13 +180,13 @@ _KNOWN = sa.union_all(
     .where(traits.c.name == SHARING_TRAIT),
     _rows(2, rc.c.id, amount=sa.select(sa.func.max(tables.largest_unit(_inv)))
           .where(_inv.c.resource_class_id == rc.c.id).scalar_subquery())
-    .where(rc.c.name.in_(list_param('classes'))),
+    .where(rc.c.name.in_(links.list_param('classes'))),
     _rows(3, traits.c.id, traits.c.name)
-    .where(traits.c.name.in_(list_param('traits'))),
+    .where(traits.c.name.in_(links.list_param('traits'))),
     _rows(4, aggs.c.id, aggs.c.uuid)
-    .where(aggs.c.uuid.in_(list_param('aggregates'))),
+    .where(aggs.c.uuid.in_(links.list_param('aggregates'))),
     _rows(5, rp.c.root_provider_id, rp.c.uuid)
-    .where(rp.c.uuid.in_(list_param('trees'))))
+    .where(rp.c.uuid.in_(links.list_param('trees'))))
 
 
 def read_known(conn, classes, trait_names, aggregate_uuids, tree_uuids):
@@ -257,11 +218,11 @@ def read_known(conn, classes, trait_names, aggregate_uuids, tree_uuids):
 
 _AGGREGATES_OF = (
     sa.select(rpa.c.resource_provider_id, rpa.c.aggregate_id)
-    .where(rpa.c.resource_provider_id.in_(list_param('provider_ids'))))
+    .where(rpa.c.resource_provider_id.in_(links.list_param('provider_ids'))))
 _ROOTS_IN_AGGREGATES = (
     sa.select(rpa.c.aggregate_id, rp.c.root_provider_id).distinct()
     .select_from(rpa.join(rp, rp.c.id == rpa.c.resource_provider_id))
-    .where(rpa.c.aggregate_id.in_(list_param('aggregate_ids'))))
+    .where(rpa.c.aggregate_id.in_(links.list_param('aggregate_ids'))))
 _ROOTS_IN_AGGREGATES_IN_WINDOW = _ROOTS_IN_AGGREGATES.where(
     rp.c.root_provider_id.between(sa.bindparam('first'), sa.bindparam('last')))
 
@@ -318,7 +279,7 @@ def has_provider_trees(conn):
 _ALL_ROOTS = sa.select(rp.c.id, rp.c.root_provider_id)
 
 
-_ROOTS_OF = _ALL_ROOTS.where(rp.c.id.in_(list_param('ids')))
+_ROOTS_OF = _ALL_ROOTS.where(rp.c.id.in_(links.list_param('ids')))
 
 
 def roots_of(conn, provider_ids):
@@ -329,7 +290,7 @@ def roots_of(conn, provider_ids):
                              {'ids': sorted(provider_ids)}).all())
 
 
-_UUIDS = sa.select(rp.c.id, rp.c.uuid).where(rp.c.id.in_(list_param('ids')))
+_UUIDS = sa.select(rp.c.id, rp.c.uuid).where(rp.c.id.in_(links.list_param('ids')))
 
 
 def provider_uuids(conn, provider_ids):

@@ -17,7 +17,7 @@ import typing
 
 import sqlalchemy as sa
 
-from placement_lite.db import candidates
+from placement_lite.db import links
 from placement_lite.db import tables
 
 rp = tables.resource_providers
@@ -135,16 +135,16 @@ class Scope(typing.NamedTuple):
             in_window = root.between(sa.bindparam('first'),
                                      sa.bindparam('last'))
             if self.with_also:
-                also = providers.c.id.in_(candidates.list_param('also_ids'))
+                also = providers.c.id.in_(links.list_param('also_ids'))
                 in_window = sa.or_(in_window, also)
             conditions.append(in_window)
         if self.by_roots:
-            conditions.append(root.in_(candidates.list_param('roots')))
+            conditions.append(root.in_(links.list_param('roots')))
         if self.of_classes:
             conditions.append(providers.c.id.in_(
                 sa.select(inv.c.resource_provider_id).where(
                     inv.c.resource_class_id.in_(
-                        candidates.list_param('rc_ids')))))
+                        links.list_param('rc_ids')))))
         return conditions
 
     def of_providers(self, query, provider_id):

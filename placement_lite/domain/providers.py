@@ -243,8 +243,8 @@ def _listing_filters(conn, filters):
         known = aggregates_db.aggregate_ids(
             conn, filters.forbidden_aggregates)
         if known:
-            excluding.append(providers_db.providers_in_all_aggregate_sets(
-                [set(known.values())]))
+            excluding.append(providers_db.providers_in_any_aggregate(
+                known.values()))
     if filters.resources:
         class_ids = lookups.resource_class_ids(conn, filters.resources)
         for class_name, amount in filters.resources.items():
