@@ -290,7 +290,8 @@ def roots_of(conn, provider_ids):
                              {'ids': sorted(provider_ids)}).all())
 
 
-_UUIDS = sa.select(rp.c.id, rp.c.uuid).where(rp.c.id.in_(links.list_param('ids')))
+_UUIDS = sa.select(rp.c.id, rp.c.uuid).where(
+    rp.c.id.in_(links.list_param('ids')))
 
 
 def provider_uuids(conn, provider_ids):

@@ -290,10 +290,11 @@ def list_providers(conn, name=None, uuid=None, in_tree=None,
 
     ``within`` and ``excluding`` are lists of filters ((id query, its
     parameters), as built above): the provider must be selected by each
-    of ``within`` and by none of ``excluding``. They are combined as sets (INTERSECT, UNION) before
-    the providers are read: PostgreSQL, which estimates a capacity query
-    at a row or two, would otherwise run the next one again for every row
-    of the first (390 ms instead of 12 for three classes at 1,000 hosts).
+    of ``within`` and by none of ``excluding``. They are combined as sets
+    (INTERSECT, UNION) before the providers are read: PostgreSQL, which
+    estimates a capacity query at a row or two, would otherwise run the
+    next one again for every row of the first (390 ms instead of 12 for
+    three classes at 1,000 hosts).
     """
     query = _LISTING
     if name:
