@@ -80,14 +80,26 @@ def test_explain_adds_explain_and_changes_nothing_else(environment, query):
 @pytest.mark.parametrize('query', QUERIES)
 def test_explain_reads_what_the_request_reads(environment, query):
     """The same statements, in the same order, with and without explain
-    (after a first request, so that both find the same caches)."""
+    (after a first request, so that both find the same caches).
+
+    On PostgreSQL the whole cloud's state texts are read again only when
+    something was committed anywhere on the server since the last read
+    (db.cloud.read), which autovacuum's analyze of the rows just loaded
+    does at moments of its own (seen once in CI): that one statement is
+    left out of the comparison."""
     worlds.load_into_db(environment.db, WORLD)
     _body(environment, query)
     with _statements(environment.db) as plain:
         _body(environment, query)
     with _statements(environment.db) as explained:
         _body(environment, query + '&explain=true')
-    assert explained == plain
+    assert _but_cloud_texts(explained) == _but_cloud_texts(plain)
+
+
+def _but_cloud_texts(statements):
+    return [statement for statement in statements
+            if 'pg_current_snapshot' not in statement
+            or 'string_agg' not in statement]
 
 
 def test_explain_of_one_tree_reads_that_tree(environment):
