@@ -15,8 +15,6 @@ import time
 import pytest
 import sqlalchemy as sa
 
-from placement_lite.db import api as db_api
-from placement_lite.db import migrate
 from tests import harness
 from tests import servers
 
@@ -32,8 +30,7 @@ def line(request):
     """(uwsgi instance, the port clients use) of one shipped line, on a
     fresh PostgreSQL database."""
     url = harness.create_postgres_database(
-        'graceful_%s' % request.param.replace('-', '_'))
-    migrate.upgrade(db_api.Database(url))
+        'graceful_%s' % request.param.replace('-', '_'), migrated=True)
     server = servers.Uwsgi(url, section=request.param, processes=2)
     front = None
     if request.param == 'behind-nginx':
