@@ -1,30 +1,34 @@
 """The two services a differential run talks to, behind one interface.
 
-Both are called at the WSGI level with the same environ, built here the
-way uwsgi builds it (PATH_INFO percent-decoded and tunnelled as latin-1,
-QUERY_STRING as sent), so the comparison is of the applications, not of
-two HTTP servers:
-
-- the reference (openstack-placement 16.0.0) runs in a subprocess under
-  its own virtual environment's interpreter (``reference_child.py``),
-  started once and emptied between worlds;
+- The reference (openstack-placement 16.0.0) runs under uwsgi from its own
+  virtual environment, started once (as the benchmark starts it) and
+  emptied between worlds by deleting the world's rows. It is sent each
+  request over HTTP, as the bytes the request is made of.
 - placement_lite runs in this process, with ``[api] enable_extensions =
-  false``, on a fresh database per world.
+  false``, on a fresh database per world, called at the WSGI level with
+  the environ uwsgi builds for those bytes (PATH_INFO percent-decoded and
+  tunnelled as latin-1, QUERY_STRING as sent).
 """
 
 import dataclasses
+import http.client
+import io
 import json
-import os
-import subprocess
-import sys
+import socket
 import tempfile
 import urllib.parse
+
+import sqlalchemy as sa
 
 from tests import harness
 from tests.bench import services as bench_services
 
-_CHILD = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                      'reference_child.py')
+#: Tables a world writes, children first (providers are deleted apart).
+_WORLD_TABLES = ('allocations', 'inventories', 'resource_provider_traits',
+                 'resource_provider_aggregates', 'placement_aggregates',
+                 'consumers', 'projects', 'users', 'consumer_types')
+#: Seconds the reference may take to answer one request.
+_TIMEOUT = 60
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,68 +92,93 @@ def environ_for(request):
 
 
 def _response(status, headers, body, method):
+    """``status`` is an int or WSGI's ``'200 OK'``."""
     # A server sends no body in answer to HEAD.
-    return Response(int(status.split()[0]), [tuple(h) for h in headers],
+    return Response(int(str(status).split()[0]), [tuple(h) for h in headers],
                     b'' if method == 'HEAD' else body)
 
 
 class Reference:
-    """The reference's application in a subprocess of its own virtual
-    environment, on one database of ``backend`` for the whole run."""
+    """The reference under uwsgi (one process), on one database of
+    ``backend`` for the whole run."""
 
     def __init__(self, backend):
         venv = bench_services.reference_venv(log=lambda _message: None)
-        self.workdir = tempfile.mkdtemp(prefix='differential-reference-')
         url = harness.empty_database_url(backend)
-        with open(os.path.join(self.workdir, 'placement.conf'), 'w') as conf:
-            conf.write('[api]\nauth_strategy = noauth2\n'
-                       '[placement_database]\nconnection = %s\n'
-                       'sync_on_startup = True\n' % url)
-        read_end, write_end = os.pipe()
-        self._log = open(os.path.join(self.workdir, 'reference.log'), 'wb')
-        self.process = subprocess.Popen(
-            [os.path.join(venv, 'bin', 'python'), '-I', _CHILD, str(write_end)],
-            stdin=subprocess.PIPE, stdout=self._log, stderr=self._log,
-            pass_fds=(write_end,), cwd=self.workdir,
-            env=dict(os.environ, OS_PLACEMENT_CONFIG_DIR=self.workdir,
-                     DIFFERENTIAL_DATABASE_URL=url))
-        os.close(write_end)
-        self._answers = os.fdopen(read_end, 'r')
-        self._receive()
-
-    def _receive(self):
-        line = self._answers.readline()
-        if not line:
-            self._log.flush()
-            with open(self._log.name, errors='replace') as log:
-                raise RuntimeError('the reference exited:\n' + log.read())
-        return json.loads(line)
-
-    def _send(self, message):
-        self.process.stdin.write(json.dumps(message).encode() + b'\n')
-        self.process.stdin.flush()
-        return self._receive()
+        self.service = bench_services.reference(
+            harness._free_port(), url,
+            tempfile.mkdtemp(prefix='differential-reference-'), venv,
+            processes=1)
+        self.service.start()
+        #: The reference's database, read and emptied from here: the
+        #: reference keeps no names between requests (its caches live in
+        #: each request's context), so rows deleted behind its back leave
+        #: nothing stale.
+        self.engine = sa.create_engine(url)
 
     def reset(self):
-        """Forget the last world."""
-        self._send({'op': 'reset'})
+        """Forget the last world: delete every row it added, keeping the
+        standard names the reference synced at start."""
+        with self.engine.begin() as conn:
+            for table in _WORLD_TABLES:
+                conn.execute(sa.text('DELETE FROM %s' % table))
+            # Children before parents: a provider's parent and root are
+            # foreign keys.
+            while conn.execute(sa.text(
+                    'DELETE FROM resource_providers WHERE id NOT IN '
+                    '(SELECT parent_provider_id FROM resource_providers '
+                    ' WHERE parent_provider_id IS NOT NULL) AND id NOT IN '
+                    '(SELECT root_provider_id FROM resource_providers '
+                    ' WHERE root_provider_id IS NOT NULL AND '
+                    ' root_provider_id != id)')).rowcount:
+                pass
+            conn.execute(sa.text('DELETE FROM resource_classes '
+                                 'WHERE id >= 10000'))
+            conn.execute(sa.text("DELETE FROM traits "
+                                 "WHERE name LIKE 'CUSTOM\\_%' ESCAPE '\\'"))
 
     def call(self, request, refused_leaves_no_consumer=False):
         """The reference's answer to ``request``; with
         ``refused_leaves_no_consumer``, an error answer leaves no consumer
-        it created behind."""
-        answer = self._send({'op': 'call', 'environ': environ_for(request),
-                             'body': request.body.decode('latin-1'),
-                             'refused_leaves_no_consumer':
-                                 refused_leaves_no_consumer})
-        return _response(answer['status'], answer['headers'],
-                         answer['body'].encode('latin-1'), request.method)
+        it created behind (what placement_lite does; see runner.py)."""
+        before = self._consumers() if refused_leaves_no_consumer else None
+        answer = self._send(request)
+        if before is not None and answer.status >= 400:
+            with self.engine.begin() as conn:
+                for uuid in self._consumers() - before:
+                    conn.execute(sa.text(
+                        'DELETE FROM consumers WHERE uuid = :uuid'),
+                        {'uuid': uuid})
+        return answer
+
+    def _send(self, request):
+        """``request`` as its bytes on a connection of its own (its path
+        and headers exactly as given, which an HTTP client library would
+        check or complete)."""
+        lines = ['%s %s HTTP/1.1' % (request.method, request.path),
+                 # The host placement_lite's environ names (Location).
+                 'Host: localhost',
+                 'Connection: close']
+        lines += ['%s: %s' % pair for pair in request.headers]
+        if request.body:
+            lines.append('Content-Length: %d' % len(request.body))
+        data = ('\r\n'.join(lines) + '\r\n\r\n').encode() + request.body
+        with socket.create_connection(('127.0.0.1', self.service.port),
+                                      timeout=_TIMEOUT) as sock:
+            sock.sendall(data)
+            answer = http.client.HTTPResponse(sock, method=request.method)
+            answer.begin()
+            return _response(answer.status, answer.getheaders(),
+                             answer.read(), request.method)
+
+    def _consumers(self):
+        with self.engine.connect() as conn:
+            return set(conn.execute(sa.text('SELECT uuid FROM consumers'))
+                       .scalars())
 
     def close(self):
-        self.process.stdin.close()
-        self.process.wait(timeout=30)
-        self._answers.close()
-        self._log.close()
+        self.service.stop()
+        self.engine.dispose()
 
 
 class Lite:
@@ -165,7 +194,6 @@ class Lite:
             self.backend, **{'api.enable_extensions': False})
 
     def call(self, request):
-        import io
         environ = environ_for(request)
         environ['wsgi.input'] = io.BytesIO(request.body)
         environ['wsgi.errors'] = io.StringIO()
