@@ -3,6 +3,8 @@
 Every function takes an open connection inside the caller's transaction.
 """
 
+import functools
+
 import sqlalchemy as sa
 
 from placement_lite.db import bulk
@@ -60,6 +62,25 @@ def _listing():
 #: Built once: building the aliases and their columns costs more than
 #: running a small listing.
 _LISTING = _listing()
+_MEMBER = rp.alias('member')
+
+
+@functools.cache
+def _listing_by(name, uuid, in_tree):
+    """The listing filtered by the given ones of ``:name``, ``:uuid`` and
+    ``:in_tree`` (any provider of the tree), built once per combination:
+    building a statement for each request costs a small listing a quarter
+    of its time."""
+    query = _LISTING
+    if name:
+        query = query.where(rp.c.name == sa.bindparam('name'))
+    if uuid:
+        query = query.where(rp.c.uuid == sa.bindparam('uuid'))
+    if in_tree:
+        query = query.where(rp.c.root_provider_id == sa.select(
+            _MEMBER.c.root_provider_id).where(
+                _MEMBER.c.uuid == sa.bindparam('in_tree')).scalar_subquery())
+    return query
 
 
 def insert_provider(conn, uuid, name, parent=None):
@@ -296,17 +317,8 @@ def list_providers(conn, name=None, uuid=None, in_tree=None,
     next one again for every row of the first (390 ms instead of 12 for
     three classes at 1,000 hosts).
     """
-    query = _LISTING
-    if name:
-        query = query.where(rp.c.name == name)
-    if uuid:
-        query = query.where(rp.c.uuid == uuid)
-    if in_tree:
-        member = rp.alias('member')
-        query = query.where(rp.c.root_provider_id == sa.select(
-            member.c.root_provider_id).where(
-                member.c.uuid == in_tree).scalar_subquery())
-    params = {}
+    query = _listing_by(bool(name), bool(uuid), bool(in_tree))
+    params = {'name': name, 'uuid': uuid, 'in_tree': in_tree}
     if within:
         queries = [_with_params(id_filter, params) for id_filter in within]
         query = query.where(rp.c.id.in_(
