@@ -8,6 +8,10 @@ database; placement_lite (extensions off: the reference's microversions)
 gives the same answers, and with extensions on serves device profiles.
 Finally the reference, started again on the database placement_lite
 synced (its own start-up sync included), still gives the same answers.
+
+The other way round, a database placement_lite created and filled is
+served by the reference with the same answers: an operator who tried
+placement_lite first can go to the reference.
 """
 
 import json
@@ -82,7 +86,9 @@ READS = [
     '/resource_providers/%s/usages' % NUMA1,
     '/resource_providers/%s/allocations' % STORAGE,
     '/allocations/%s' % CONSUMER,
+    '/resource_classes',
     '/resource_classes/CUSTOM_GOLD',
+    '/traits',
     '/traits?associated=true',
     '/allocation_candidates?resources=VCPU:2,MEMORY_MB:512,DISK_GB:10',
     '/allocation_candidates?resources=VCPU:1&required=HW_CPU_X86_AVX2',
@@ -100,6 +106,7 @@ def _answers(request):
         status, _headers, body = request('GET', path, version='1.39')
         body.get('resource_providers', []).sort(key=lambda rp: rp['uuid'])
         body.get('traits', []).sort()
+        body.get('resource_classes', []).sort(key=lambda rc: rc['name'])
         for summary in body.get('provider_summaries', {}).values():
             summary['traits'].sort()
         for candidate in body.get('allocation_requests', []):
@@ -149,6 +156,37 @@ def test_placement_lite_adopts_the_reference_database(backend, tmp_path):
         extended.close()
     assert _sync(workdir).returncode == 0
 
+    reference.start()
+    try:
+        client = services.HttpClient(reference.port, timeout=60)
+        assert _answers(client.request) == expected
+    finally:
+        reference.stop()
+
+
+def test_the_reference_serves_a_database_placement_lite_created(backend,
+                                                                tmp_path):
+    url = harness.empty_database_url(backend)
+    workdir = tmp_path / 'placement_lite'
+    workdir.mkdir()
+    (workdir / 'placement.conf').write_text(
+        '[placement_database]\nconnection = %s\n' % url)
+    synced = _sync(str(workdir))
+    assert synced.returncode == 0, synced.stderr
+    lite = harness.Environment(backend, database_url=url,
+                               **{'api.enable_extensions': False})
+    try:
+        for method, path, body in BUILD:
+            status, _headers, _body = lite.request(method, path, body,
+                                                   version='1.39')
+            assert status in (200, 201, 204), (method, path, status, _body)
+        expected = _answers(lite.request)
+    finally:
+        lite.close()
+
+    reference = services.reference(
+        harness._free_port(), url, str(tmp_path / 'reference'),
+        services.reference_venv(log=lambda _message: None), processes=1)
     reference.start()
     try:
         client = services.HttpClient(reference.port, timeout=60)

@@ -1,5 +1,6 @@
 """``placement-lite db sync`` / ``db version`` and the migrations themselves."""
 
+import datetime
 import os
 import subprocess
 import sys
@@ -7,8 +8,10 @@ import sys
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 import pytest
+import sqlalchemy as sa
 
 from placement_lite.db import api as db_api
+from placement_lite.db import lookups
 from placement_lite.db import migrate
 from placement_lite.db import tables
 from tests import harness
@@ -175,3 +178,33 @@ def test_mysql_allocation_ratios_become_the_doubles_the_api_showed(backend):
     finally:
         db.dispose()
 
+
+
+def test_standard_names_without_a_creation_time_get_one(backend, tmp_path):
+    """Before 0005 the standard names were added without a creation time,
+    which the reference cannot list; 0005 gives them the upgrade's time and
+    leaves the times already recorded alone."""
+    db = _empty_database(backend, tmp_path)
+    try:
+        migrate.upgrade(db, revision='0004')
+        with db.engine.begin() as conn:
+            conn.exec_driver_sql(
+                "INSERT INTO traits (name, created_at) VALUES "
+                "('HW_CPU_X86_AVX2', NULL), "
+                "('CUSTOM_OLD', '2020-01-02 03:04:05')")
+            conn.exec_driver_sql(
+                "INSERT INTO resource_classes (id, name) VALUES (0, 'VCPU')")
+        before = lookups.utcnow().replace(microsecond=0)
+
+        migrate.upgrade(db)
+
+        with db.engine.connect() as conn:
+            traits = dict(conn.execute(sa.select(
+                tables.traits.c.name, tables.traits.c.created_at)).all())
+            vcpu = conn.execute(sa.select(
+                tables.resource_classes.c.created_at)).scalar_one()
+        assert traits['CUSTOM_OLD'] == datetime.datetime(2020, 1, 2, 3, 4, 5)
+        assert before <= traits['HW_CPU_X86_AVX2'] <= lookups.utcnow()
+        assert vcpu == traits['HW_CPU_X86_AVX2']
+    finally:
+        db.dispose()

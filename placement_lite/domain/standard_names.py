@@ -9,6 +9,10 @@ at the next start.
 Many processes, on many hosts, may start at once on one database: each
 adds only what is missing, and a name another process adds at the same
 moment is skipped, not an error.
+
+Each name is added with its creation time, as the reference adds it: the
+reference fails listing names without one (it compares the time it puts in
+their place with the others'), and shows it as their last modification.
 """
 
 import os_resource_classes
@@ -16,6 +20,7 @@ import os_traits
 import sqlalchemy as sa
 
 from placement_lite.db import api as db_api
+from placement_lite.db import lookups
 from placement_lite.db import tables
 
 FIRST_CUSTOM_RESOURCE_CLASS_ID = 10000
@@ -44,7 +49,8 @@ def _missing_resource_classes(conn):
     """Rows to insert for the standard classes the database lacks."""
     rc = tables.resource_classes
     present = set(conn.execute(sa.select(rc.c.name)).scalars())
-    return [{'id': index, 'name': name}
+    now = lookups.utcnow()
+    return [{'id': index, 'name': name, 'created_at': now}
             for index, name in enumerate(os_resource_classes.STANDARDS)
             if name not in present]
 
@@ -53,5 +59,6 @@ def _missing_traits(conn):
     """Rows to insert for the standard traits the database lacks."""
     traits = tables.traits
     present = set(conn.execute(sa.select(traits.c.name)).scalars())
-    return [{'name': name} for name in os_traits.get_traits()
-            if name not in present]
+    now = lookups.utcnow()
+    return [{'name': name, 'created_at': now}
+            for name in os_traits.get_traits() if name not in present]
