@@ -17,6 +17,7 @@ from tests import harness
 from tests.bench import __main__ as bench
 from tests.bench import cloud as bench_cloud
 from tests.bench import queries as bench_queries
+from tests.bench import writes as bench_writes
 
 
 def _capacity(inventory):
@@ -103,14 +104,82 @@ def test_loader_and_queries_on_tiny_cloud(environment):
         if query.candidates and counts[query.name]:
             assert bench_queries.hosts(body) >= 1, query.name
     # Nothing can serve these two, by design; everything else finds some.
-    assert {name for name, found in counts.items() if not found} == {
+    assert {name for name, found in counts.items() if found == 0} == {
         'none_fits', 'none_fits_explain', 'rp_resources_3'}
+    # One provider and one inventory are shown, not counted.
+    assert {name for name, found in counts.items() if found is None} == {
+        'rp_show', 'rp_inventory'}
+    # VCPU and MEMORY_MB; a NUMA node, the disk and a VF.
+    assert (counts['rp_inventories'], counts['consumer_allocations']) == (
+        2, 3)
     # An explain variant answers what its query answers.
     for query in bench_queries.named_queries(cloud):
         if query.explains:
             assert counts[query.name] == counts[query.explains]
     assert (counts['rp_name'], counts['rp_uuid'], counts['rp_all']) == (
         1, 1, len(cloud.providers))
+
+
+class _InProcess:
+    """An Environment behind the HttpClient's fetch()."""
+
+    def __init__(self, environment):
+        self.environment = environment
+
+    def fetch(self, method, path, body=None, version='1.39'):
+        status, _headers, raw = self.environment.respond(method, path, body,
+                                                         version)
+        return status, raw, 0.001
+
+
+def _holdings(environment, cloud):
+    """What a round of writes may change: the busy host's usages and
+    providers, the PF's inventories, the host's traits and aggregates."""
+    marks = cloud.landmarks
+    paths = ['/resource_providers?in_tree=%s' % marks['busy_host'],
+             '/resource_providers/%s/usages' % marks['busy_numa'],
+             '/resource_providers/%s/usages' % marks['busy_disk'],
+             '/resource_providers/%s/inventories' % marks['busy_pf'],
+             '/resource_providers/%s/traits' % marks['busy_host'],
+             '/resource_providers/%s/aggregates' % marks['busy_host'],
+             '/usages?project_id=%s' % marks['project']]
+    held = {}
+    for path in paths:
+        body = environment.request('GET', path, version='1.39')[2]
+        for member in ('resource_provider_generation', 'last_modified'):
+            body.pop(member, None)
+        for provider in body.get('resource_providers', []):
+            provider.pop('generation')
+        held[path] = body
+    return held
+
+
+def test_rounds_of_writes_leave_the_cloud_as_it_was(environment):
+    """But for generations, and the PF's reserved VF, which each round
+    sets to its number's parity: back as it was after an odd number."""
+    cloud = bench_cloud.build(3, storage_group_size=1)
+    bench_cloud.Loader(environment, threads=1).load(cloud)
+    before = _holdings(environment, cloud)
+    client = _InProcess(environment)
+
+    for number in range(3):
+        seconds = bench_writes.Round(client, cloud, number).run()
+        assert sorted(seconds) == sorted(step for step, _ in
+                                         bench_writes.STEPS)
+        reserved = environment.request(
+            'GET', '/resource_providers/%s/inventories/SRIOV_NET_VF'
+            % cloud.landmarks['busy_pf'])[2]['reserved']
+        assert reserved == number % 2
+
+    assert _holdings(environment, cloud) == before
+
+
+def test_a_refused_write_names_its_step(environment):
+    cloud = bench_cloud.build(3, storage_group_size=1)
+    # Nothing loaded: the claim names providers that do not exist.
+    with pytest.raises(bench_writes.WriteFailed) as failed:
+        bench_writes.Round(_InProcess(environment), cloud, 0).run()
+    assert (failed.value.step, failed.value.status) == ('claim', 400)
 
 
 def test_report_renders_results_and_timeouts():
@@ -145,6 +214,20 @@ def test_report_renders_results_and_timeouts():
     assert bench.memory(report) == (
         'Resident memory of the workers, measured before the wide queries: '
         'placement_lite 300 MB in 2 workers (largest 200 MB).')
+    assert bench.writes_table(report) == ''
+    report['writes'] = {
+        'placement_lite': {'status': 200, 'p50': {'claim': 0.004},
+                           'p95': {'claim': 0.005}},
+        'reference': {'status': 500, 'p50': {}, 'p95': {}}}
+    rows = bench.writes_table(report).splitlines()
+    assert rows[2] == ('| claim | PUT /allocations/{consumer}: a new instance '
+                       '| 4.0 ms | 5.0 ms | 500 | 500 | - |')
+    report['writes']['reference'] = {
+        'status': 200, 'p50': {'claim': 0.01}, 'p95': {'claim': 0.02}}
+    assert bench.writes_table(report).splitlines()[2] == (
+        '| claim | PUT /allocations/{consumer}: a new instance '
+        '| 4.0 ms | 5.0 ms | 10.0 ms | 20.0 ms | 2.5x |')
+    assert len(rows) == 2 + len(bench_writes.STEPS)
     assert bench.percentile([5, 1, 4, 2, 3], 0.5) == 3
     assert bench.percentile([5, 1, 4, 2, 3], 0.95) == 5
 

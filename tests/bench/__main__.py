@@ -1,4 +1,5 @@
-"""Benchmark ``GET /allocation_candidates``: placement_lite vs the reference.
+"""Benchmark placement_lite against the reference: allocation candidates,
+listings, and the other routes clients read and write.
 
     python -m tests.bench                      # N=1000 and N=5000, both services
     python -m tests.bench --hosts 1000         # one size
@@ -12,7 +13,8 @@ both through the API (or, with ``--reference-from-lite``, copies
 placement_lite's rows into the reference's database when it is not cached
 from an earlier load), then times every named query (``--warmup`` untimed
 runs, then ``--repetitions`` timed ones) and prints p50/p95 per service with
-the ratio reference/placement_lite, and whether the candidate counts agree.
+the ratio reference/placement_lite, and whether the candidate counts agree;
+then rounds of the writes nova's report client sends (``writes``).
 Results go to ``reports/bench-<N>.json``; ``docs/benchmark.md`` is
 regenerated from every full (non ``--quick``) report present.
 """
@@ -36,6 +38,7 @@ from tests import harness
 from tests.bench import cloud as bench_cloud
 from tests.bench import queries as bench_queries
 from tests.bench import services
+from tests.bench import writes as bench_writes
 
 SERVICES = ('placement_lite', 'reference')
 REPORTS = os.path.join(services.REPO, 'reports')
@@ -43,8 +46,9 @@ MARKDOWN = os.path.join(services.REPO, 'docs', 'benchmark.md')
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog='python -m tests.bench',
-                                     description=__doc__.split('\n')[0])
+    parser = argparse.ArgumentParser(
+        prog='python -m tests.bench',
+        description=' '.join(__doc__.split('\n')[:2]))
     parser.add_argument('--hosts', type=int, nargs='+', default=[1000, 5000],
                         help='cloud sizes (compute hosts) to run, in turn')
     parser.add_argument('--quick', action='store_true',
@@ -154,6 +158,64 @@ def _measure(client, service, query, args, result, timed):
             set(result.get('other_counts', [])) | {count})
     if timed:
         result['samples'].append(seconds)
+
+
+def time_writes(clients, cloud, args):
+    """Rounds of writes (tests/bench/writes.py), the services taking turns
+    round by round: ``--warmup`` untimed, then ``--repetitions`` timed. A
+    service that answers a write with an error is not asked again.
+
+    Returns {service: {'status': 200 or the error, 'samples': {step:
+    [seconds]}, 'p50': {step: seconds}, 'p95': ...}}."""
+    results = {name: {'status': 200, 'samples': {}} for name in clients}
+    for number in range(args.warmup + args.repetitions):
+        for name, client in clients.items():
+            result = results[name]
+            if result['status'] != 200:
+                continue
+            try:
+                seconds = bench_writes.Round(client, cloud, number).run()
+            except bench_writes.WriteFailed as failed:
+                result['status'] = failed.status
+                result['error'] = '%s: %s' % (failed.step, failed.body[:500])
+                log('%s: %s' % (name, result['error']))
+                continue
+            if number >= args.warmup:
+                for step, taken in seconds.items():
+                    result['samples'].setdefault(step, []).append(taken)
+    for result in results.values():
+        for key, fraction in (('p50', 0.5), ('p95', 0.95)):
+            result[key] = {step: percentile(samples, fraction)
+                           for step, samples in result['samples'].items()}
+    return results
+
+
+def writes_table(report):
+    """The writes' p50/p95 per service and the ratio, by step."""
+    timed = report.get('writes') or {}
+    if not timed:
+        return ''
+    lines = ['| write | what it does | placement_lite p50 | p95 '
+             '| reference p50 | p95 | ratio (p50) |',
+             '|---|---|---:|---:|---:|---:|---:|']
+    for step, description in bench_writes.STEPS:
+        cells = []
+        for name in SERVICES:
+            result = timed.get(name)
+            for key in ('p50', 'p95'):
+                if result is None:
+                    cells.append('-')
+                elif step in result[key]:
+                    cells.append(_ms(result[key][step]))
+                else:
+                    cells.append(str(result['status']))
+        lite, ref = (timed.get(name) for name in SERVICES)
+        both = lite and ref and step in lite['p50'] and step in ref['p50']
+        lines.append('| %s | %s | %s | %s |' % (
+            step, description, ' | '.join(cells),
+            '%.1fx' % (ref['p50'][step] / lite['p50'][step]) if both
+            else '-'))
+    return '\n'.join(lines)
 
 
 def reference_cache(cloud):
@@ -302,6 +364,7 @@ def run_size(hosts, args, names, venv):
                                             _summary(entry[name])))
                 report['queries'].append(entry)
         report.setdefault('memory', _worker_memory(running))
+        report['writes'] = time_writes(clients, cloud, args)
     finally:
         for service in running.values():
             service.stop()
@@ -339,8 +402,10 @@ def save_if_different(hosts, query, entry, quick):
 def _summary(result):
     if result['status'] != 200 or not result['samples']:
         return str(result['status'])
-    return 'p50 %s  p95 %s  (%d candidates)' % (
-        _ms(result['p50']), _ms(result['p95']), result['count'])
+    summary = 'p50 %s  p95 %s' % (_ms(result['p50']), _ms(result['p95']))
+    if result['count'] is None:
+        return summary
+    return '%s  (%d results)' % (summary, result['count'])
 
 
 def _ms(seconds):
@@ -500,7 +565,7 @@ def write_markdown():
         return
     reports.sort(key=lambda report: report['hosts'])
     parts = [
-        '# Benchmark: allocation candidates and provider listings',
+        '# Benchmark: allocation candidates, listings and other routes',
         '',
         'This page is written by `python -m tests.bench` (`tox -e bench -- '
         '--hosts 1000 5000`; `--quick` for a smoke run, `--help` for the '
@@ -518,11 +583,13 @@ def write_markdown():
         '(`tests/bench/queries.py`), the services taking turns request by '
         'request.',
         '',
-        'Times are client-side wall times of `GET /allocation_candidates` '
-        '(and, for the `rp_` queries, `GET /resource_providers`) on '
+        'Times are client-side wall times of the request (`GET '
+        '/allocation_candidates`, `GET /resource_providers` for the '
+        '`rp_` listings, the route named for the other reads) on '
         '127.0.0.1; ratio is reference p50 / placement_lite p50 ("> Nx" when '
         'the reference timed out); "results" compares the number of '
-        'allocation requests (or providers) each service returned (when they '
+        'allocation requests (providers, inventories, traits, ...) each '
+        'service returned (when they '
         'differ, both responses are kept in `reports/`); "hosts" is the '
         'number of distinct trees the candidates take resources from, '
         'sharing providers left out: what a scheduler, which weighs hosts, '
@@ -544,6 +611,13 @@ def write_markdown():
                       '`<query>_explain` is that query with `explain=true`, '
                       'placement_lite answering both in turns, request by '
                       'request.', '', explain_overhead(report)]
+        if writes_table(report):
+            parts += ['', 'Writes (`tests/bench/writes.py`): rounds of what '
+                      "nova's report client writes, on a host running "
+                      'instances, the services taking turns round by round '
+                      '(%d warm-up + %d timed rounds).' % (
+                          report['warmup'], report['repetitions']),
+                      '', writes_table(report)]
     parts += ['', BULK_BODIES]
     os.makedirs(os.path.dirname(MARKDOWN), exist_ok=True)
     with open(MARKDOWN, 'w') as out:
@@ -592,6 +666,7 @@ def main(argv=None):
         print(memory(report))
         print(table(report))
         print(explain_overhead(report))
+        print(writes_table(report))
         print()
         log('N=%d took %.0f s; wrote %s' % (hosts, report['total_seconds'],
                                             path))

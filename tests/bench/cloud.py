@@ -133,6 +133,7 @@ def build(hosts, storage_group_size=STORAGE_GROUP_SIZE):
         providers.append(provider)
         return provider
 
+    busy_index = min(3, hosts - 1)
     for index in range(hosts):
         group = index // storage_group_size
         shared_storage = group % 3 == 1
@@ -163,6 +164,8 @@ def build(hosts, storage_group_size=STORAGE_GROUP_SIZE):
                          inventories={'VGPU': inventory(8)},
                          traits=['CUSTOM_GPU_A100']))
         disk = sharing[group] if shared_storage else root
+        if index == busy_index:
+            busy_disk = disk
         consumers.extend(_instances(index, root, numas, pfs, disk))
 
     wide_pci = add(Provider('wide-pci'))
@@ -176,11 +179,19 @@ def build(hosts, storage_group_size=STORAGE_GROUP_SIZE):
                          inventories={'SRIOV_NET_VF': inventory(8)},
                          traits=['CUSTOM_PHYSNET_WIDE']))
 
+    # A host running instances (hosts 0-3 of every ten run 1 to 4).
+    busy = _host_name(busy_index)
     landmarks = {
         'zone0': aggregate('zone0'), 'zone1': aggregate('zone1'),
         'rack0': aggregate('rack0'),
         'in_tree': make_uuid(_host_name(min(7, hosts - 1))),
         'in_tree_name': _host_name(min(7, hosts - 1)),
+        'busy_host': make_uuid(busy),
+        'busy_numa': make_uuid(busy + '-numa0'),
+        'busy_pf': make_uuid(busy + '-pf0'),
+        'busy_disk': busy_disk.uuid,
+        'instance': make_uuid(busy + '-vm0'),
+        'project': make_uuid('project'), 'user': make_uuid('user'),
     }
     return Cloud(hosts, providers, consumers, landmarks)
 

@@ -1,7 +1,8 @@
 """The named queries the benchmark times.
 
 Each asks what a scheduler (``GET /allocation_candidates``) or an operator
-or agent (``GET /resource_providers``, one query per filter) asks of the
+or agent (``GET /resource_providers``, one query per filter; the other
+reads of nova's report client and of the ``openstack`` CLI) asks of the
 cloud built by :func:`tests.bench.cloud.build`. All are sent at microversion
 1.39, which has every feature they use (``root_required`` came in 1.35,
 ``same_subtree`` and suffixed group names in 1.36), but for the explain
@@ -47,6 +48,10 @@ class Query:
 
 def _listing(name, description, params=()):
     return Query(name, description, params, route='/resource_providers')
+
+
+def _read(name, description, route, params=(), version=VERSION):
+    return Query(name, description, params, route=route, version=version)
 
 
 def _with_explain_variants(queries):
@@ -127,6 +132,7 @@ def named_queries(cloud):
                  'and without another',
                  (('resources', 'SRIOV_NET_VF:4'),
                   ('required', 'CUSTOM_PHYSNET_NET0,!HW_NIC_ACCEL_SSL'))),
+        *_client_reads(marks),
         Query('wide_pci_6', '6 one-unit groups on 8 one-unit PCI children',
               _one_unit_groups('CUSTOM_PCI_WIDE', 6, 'none'), wide=True),
         Query('wide_pci_8', '8 one-unit groups on 8 one-unit PCI children',
@@ -135,6 +141,39 @@ def named_queries(cloud):
               _one_unit_groups('SRIOV_NET_VF', 6, 'none',
                                trait='CUSTOM_PHYSNET_WIDE'), wide=True),
     ])
+
+
+def _client_reads(marks):
+    """What nova's report client and the ``openstack`` CLI read besides
+    listings, of a host running instances."""
+    host = '/resource_providers/%s' % marks['busy_host']
+    numa = '/resource_providers/%s' % marks['busy_numa']
+    project = (('project_id', marks['project']),)
+    return [
+        _read('rp_show', 'one provider', host),
+        _read('rp_inventories', "a NUMA node's inventories",
+              numa + '/inventories'),
+        _read('rp_inventory', "a NUMA node's VCPU inventory",
+              numa + '/inventories/VCPU'),
+        _read('rp_traits', "a host's traits", host + '/traits'),
+        _read('rp_aggregates', "a host's aggregates", host + '/aggregates'),
+        _read('rp_usages', "a NUMA node's usages", numa + '/usages'),
+        _read('rp_allocations', "the allocations against a NUMA node",
+              numa + '/allocations'),
+        _read('consumer_allocations', "an instance's allocations",
+              '/allocations/%s' % marks['instance']),
+        _read('project_usages', "a project's usages (at 1.37: from 1.38 "
+              'the reference answers 500 on PostgreSQL)', '/usages',
+              project, version='1.37'),
+        _read('user_usages', "a project's and user's usages (at 1.37)",
+              '/usages', project + (('user_id', marks['user']),),
+              version='1.37'),
+        _read('traits_all', 'every trait', '/traits'),
+        _read('traits_custom', 'custom traits', '/traits',
+              (('name', 'startswith:CUSTOM_'),)),
+        _read('resource_classes', 'every resource class',
+              '/resource_classes'),
+    ]
 
 
 def _one_unit_groups(resource_class, groups, policy, trait=None):
@@ -147,11 +186,20 @@ def _one_unit_groups(resource_class, groups, policy, trait=None):
     return tuple(params)
 
 
+#: The member of an answer whose entries count as its results (the first
+#: present), by route.
+COUNTED = ('allocation_requests', 'resource_providers', 'inventories',
+           'traits', 'aggregates', 'allocations', 'usages',
+           'resource_classes')
+
+
 def count(payload):
-    """Number of candidates (or of providers) in a response body."""
-    if 'allocation_requests' in payload:
-        return len(payload['allocation_requests'])
-    return len(payload['resource_providers'])
+    """Number of candidates (providers, inventories, traits, ...) in a
+    response body; None for one resource (a provider, an inventory)."""
+    for member in COUNTED:
+        if member in payload:
+            return len(payload[member])
+    return None
 
 
 def hosts(payload):
