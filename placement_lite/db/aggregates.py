@@ -11,14 +11,18 @@ aggregates = tables.placement_aggregates
 links = tables.resource_provider_aggregates
 
 
+_UUIDS_OF = (
+    sa.select(aggregates.c.uuid)
+    .select_from(aggregates.join(links,
+                                 aggregates.c.id == links.c.aggregate_id))
+    .where(links.c.resource_provider_id == sa.bindparam('provider_id'))
+    .order_by(aggregates.c.id))
+
+
 def aggregate_uuids_of(conn, provider_id):
     """The uuids of the provider's aggregates, oldest aggregate first."""
-    return list(conn.execute(
-        sa.select(aggregates.c.uuid)
-        .select_from(aggregates.join(links,
-                                     aggregates.c.id == links.c.aggregate_id))
-        .where(links.c.resource_provider_id == provider_id)
-        .order_by(aggregates.c.id)).scalars())
+    return list(conn.execute(_UUIDS_OF,
+                             {'provider_id': provider_id}).scalars())
 
 
 def aggregate_ids(conn, uuids):

@@ -28,11 +28,17 @@ def _with_class_name():
             .select_from(inv.join(rc, rc.c.id == inv.c.resource_class_id)))
 
 
+# The reads of one provider's inventories, built once: building a statement
+# costs a small read a quarter of its time.
+_OF_PROVIDER = _with_class_name().where(
+    inv.c.resource_provider_id == sa.bindparam('provider_id'))
+_ALL_OF_PROVIDER = _OF_PROVIDER.order_by(inv.c.id)
+_ONE_OF_PROVIDER = _OF_PROVIDER.where(rc.c.name == sa.bindparam('name'))
+
+
 def inventories_of_provider(conn, provider_id):
     """The provider's inventory rows, with ``resource_class`` names, oldest first."""
-    return conn.execute(_with_class_name()
-                        .where(inv.c.resource_provider_id == provider_id)
-                        .order_by(inv.c.id)).all()
+    return conn.execute(_ALL_OF_PROVIDER, {'provider_id': provider_id}).all()
 
 
 def inventories_of_providers(conn, provider_ids):
@@ -51,9 +57,8 @@ def inventories_of_providers(conn, provider_ids):
 
 def inventory_of_provider(conn, provider_id, resource_class):
     """The provider's inventory row of the class named ``resource_class``, or None."""
-    return conn.execute(_with_class_name()
-                        .where(inv.c.resource_provider_id == provider_id,
-                               rc.c.name == resource_class)).first()
+    return conn.execute(_ONE_OF_PROVIDER, {'provider_id': provider_id,
+                                           'name': resource_class}).first()
 
 
 def classes_with_inventory(conn, provider_id):

@@ -22,17 +22,25 @@ def utcnow():
     return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
 
 
-def provider_by_uuid(conn, uuid):
-    """The provider row (with parent and root uuids) or None."""
+def _provider_by_uuid():
     parent = rp.alias('parent')
     root = rp.alias('root')
-    query = (
+    return (
         sa.select(rp, parent.c.uuid.label('parent_provider_uuid'),
                   root.c.uuid.label('root_provider_uuid'))
         .select_from(rp.outerjoin(parent, rp.c.parent_provider_id == parent.c.id)
                      .outerjoin(root, rp.c.root_provider_id == root.c.id))
-        .where(rp.c.uuid == uuid))
-    return conn.execute(query).first()
+        .where(rp.c.uuid == sa.bindparam('uuid')))
+
+
+#: Built once: nearly every request naming a provider runs it, and building
+#: it costs more than running it.
+_PROVIDER_BY_UUID = _provider_by_uuid()
+
+
+def provider_by_uuid(conn, uuid):
+    """The provider row (with parent and root uuids) or None."""
+    return conn.execute(_PROVIDER_BY_UUID, {'uuid': uuid}).first()
 
 
 def resource_class_ids(conn, names):

@@ -10,18 +10,21 @@ traits = tables.traits
 links = tables.resource_provider_traits
 
 
+_TRAITS_OF = (
+    sa.select(traits.c.id, traits.c.name, traits.c.created_at,
+              traits.c.updated_at)
+    .select_from(traits.join(links, traits.c.id == links.c.trait_id))
+    .where(links.c.resource_provider_id == sa.bindparam('provider_id'))
+    .order_by(traits.c.id))
+
+
 def traits_of(conn, provider_id):
     """The provider's trait rows (id, name, created_at, updated_at).
 
     Oldest trait first, as the reference lists them: standard traits before
     custom ones.
     """
-    return conn.execute(
-        sa.select(traits.c.id, traits.c.name, traits.c.created_at,
-                  traits.c.updated_at)
-        .select_from(traits.join(links, traits.c.id == links.c.trait_id))
-        .where(links.c.resource_provider_id == provider_id)
-        .order_by(traits.c.id)).all()
+    return conn.execute(_TRAITS_OF, {'provider_id': provider_id}).all()
 
 
 def traits_named(conn, names):
