@@ -109,6 +109,7 @@ def test_loader_and_queries_on_tiny_cloud(environment):
     # One provider and one inventory are shown, not counted.
     assert {name for name, found in counts.items() if found is None} == {
         'rp_show', 'rp_inventory'}
+    assert counts['root'] == 1
     # VCPU and MEMORY_MB; a NUMA node, the disk and a VF.
     assert (counts['rp_inventories'], counts['consumer_allocations']) == (
         2, 3)

@@ -71,6 +71,8 @@ def named_queries(cloud):
     """The queries, in the order they run (wide trees last)."""
     marks = cloud.landmarks
     return _with_explain_variants([
+        _read('root', 'GET /: the version document, no database: what '
+              'every request costs before its own work', '/'),
         Query('simple', 'one flavor, every host, no limit',
               (('resources', FLAVOR),)),
         Query('limit50', 'one flavor, limit=50',
@@ -190,7 +192,7 @@ def _one_unit_groups(resource_class, groups, policy, trait=None):
 #: present), by route.
 COUNTED = ('allocation_requests', 'resource_providers', 'inventories',
            'traits', 'aggregates', 'allocations', 'usages',
-           'resource_classes')
+           'resource_classes', 'versions')
 
 
 def count(payload):
