@@ -10,8 +10,6 @@ name, ``all`` (one group of everything) or ``unknown`` (consumers without a
 type, one group).
 """
 
-import collections
-
 from placement_lite.db import usages as usages_db
 from placement_lite.domain import providers
 
@@ -28,17 +26,10 @@ def provider_usages(ctx, uuid):
         return provider.generation, usages_db.of_provider(conn, provider.id)
 
 
-def _sum_by_class(rows):
-    totals = collections.Counter()
-    for resource_class, _type, used in rows:
-        totals[resource_class] += used
-    return dict(totals)
-
-
 def project_usages(ctx, project_id, user_id=None):
     """{class: used} over the project's (and user's) consumers."""
     with ctx.db.replica_reader() as conn:
-        return _sum_by_class(usages_db.of_project(conn, project_id, user_id))
+        return usages_db.of_project(conn, project_id, user_id)
 
 
 def project_usages_by_type(ctx, project_id, user_id=None, consumer_type=None):
@@ -46,18 +37,16 @@ def project_usages_by_type(ctx, project_id, user_id=None, consumer_type=None):
     with ctx.db.replica_reader() as conn:
         if consumer_type in (ALL, UNKNOWN):
             untyped_only = consumer_type == UNKNOWN
-            rows = usages_db.of_project(conn, project_id, user_id,
-                                        untyped_only=untyped_only)
-            if not rows:
+            group = usages_db.of_project(conn, project_id, user_id,
+                                         untyped_only=untyped_only)
+            if not group:
                 return {}
-            count = usages_db.consumer_counts(
+            group['consumer_count'] = usages_db.consumer_counts(
                 conn, project_id, user_id, untyped_only=untyped_only,
                 by_type=False)[None]
-            group = _sum_by_class(rows)
-            group['consumer_count'] = count
             return {consumer_type: group}
-        rows = usages_db.of_project(conn, project_id, user_id,
-                                    type_name=consumer_type)
+        rows = usages_db.of_project_by_type(conn, project_id, user_id,
+                                            type_name=consumer_type)
         counts = usages_db.consumer_counts(conn, project_id, user_id,
                                            type_name=consumer_type)
     result = {}
