@@ -145,6 +145,8 @@ def _allocation_requests(found, version):
     # gives is written once per dict.
     given = {}
     requests = []
+    # Quoted uuids sort as the uuids do (nothing in a uuid is escaped).
+    quote = quoted.__getitem__
     for c in found.allocation_requests:
         members = []
         for p, r in c.allocations.items():
@@ -153,16 +155,14 @@ def _allocation_requests(found, version):
                 member = given[p, id(r)] = '%s: {"resources": %s}' % (
                     quoted[p], amounts[tuple(r.items())])
             members.append(member)
-        allocations = _object(members)
         if with_mappings:
-            mappings = _object([
-                '%s: [%s]' % (suffixes[suffix], ', '.join([
-                    quoted[p] for p in sorted(ps, key=uuids.__getitem__)]))
-                for suffix, ps in c.mappings.items()])
-            requests.append('{"allocations": %s, "mappings": %s}'
-                            % (allocations, mappings))
+            requests.append('{"allocations": {%s}, "mappings": {%s}}' % (
+                ', '.join(members), ', '.join([
+                    '%s: [%s]' % (suffixes[suffix],
+                                  ', '.join(sorted(map(quote, ps))))
+                    for suffix, ps in c.mappings.items()])))
         else:
-            requests.append('{"allocations": %s}' % allocations)
+            requests.append('{"allocations": {%s}}' % ', '.join(members))
     return ', '.join(requests)
 
 
