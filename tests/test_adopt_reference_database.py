@@ -117,6 +117,24 @@ def _answers(request):
     return answers
 
 
+def _build(request):
+    """Build the cloud (BUILD) through ``request``."""
+    for method, path, body in BUILD:
+        status, _headers, answer = request(method, path, body,
+                                           version='1.39')
+        assert status in (200, 201, 204), (method, path, status, answer)
+
+
+def _reference_answers(reference):
+    """The answers of the reference, started for them."""
+    reference.start()
+    try:
+        return _answers(services.HttpClient(reference.port,
+                                            timeout=60).request)
+    finally:
+        reference.stop()
+
+
 def _sync(workdir):
     return subprocess.run(
         [PLACEMENT_LITE, 'db', 'sync'], capture_output=True, text=True,
@@ -132,9 +150,7 @@ def test_placement_lite_adopts_the_reference_database(backend, tmp_path):
     reference.start()
     try:
         client = services.HttpClient(reference.port, timeout=60)
-        for method, path, body in BUILD:
-            status, _headers, _body = client.request(method, path, body)
-            assert status in (200, 201, 204), (method, path, status, _body)
+        _build(client.request)
         expected = _answers(client.request)
     finally:
         reference.stop()
@@ -156,12 +172,7 @@ def test_placement_lite_adopts_the_reference_database(backend, tmp_path):
         extended.close()
     assert _sync(workdir).returncode == 0
 
-    reference.start()
-    try:
-        client = services.HttpClient(reference.port, timeout=60)
-        assert _answers(client.request) == expected
-    finally:
-        reference.stop()
+    assert _reference_answers(reference) == expected
 
 
 def test_the_reference_serves_a_database_placement_lite_created(backend,
@@ -176,10 +187,7 @@ def test_the_reference_serves_a_database_placement_lite_created(backend,
     lite = harness.Environment(backend, database_url=url,
                                **{'api.enable_extensions': False})
     try:
-        for method, path, body in BUILD:
-            status, _headers, _body = lite.request(method, path, body,
-                                                   version='1.39')
-            assert status in (200, 201, 204), (method, path, status, _body)
+        _build(lite.request)
         expected = _answers(lite.request)
     finally:
         lite.close()
@@ -187,9 +195,4 @@ def test_the_reference_serves_a_database_placement_lite_created(backend,
     reference = services.reference(
         harness._free_port(), url, str(tmp_path / 'reference'),
         services.reference_venv(log=lambda _message: None), processes=1)
-    reference.start()
-    try:
-        client = services.HttpClient(reference.port, timeout=60)
-        assert _answers(client.request) == expected
-    finally:
-        reference.stop()
+    assert _reference_answers(reference) == expected
