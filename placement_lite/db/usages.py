@@ -130,16 +130,15 @@ def of_project_by_type(conn, project_id, user_id=None, type_name=None):
 @functools.cache
 def _consumer_counts(user, untyped_only, typed, by_type):
     holding = sa.exists().where(allocations.c.consumer_id == consumers.c.uuid)
+    conditions = [*_owned(user, untyped_only, typed), holding]
     count = sa.func.count()
-    query = sa.select(count).where(*_owned(user, untyped_only, typed),
-                                   holding)
     if not by_type:
-        return query
+        return sa.select(count).where(*conditions)
     return (sa.select(consumer_types.c.name, count)
             .select_from(consumers.outerjoin(
                 consumer_types,
                 consumers.c.consumer_type_id == consumer_types.c.id))
-            .where(*_owned(user, untyped_only, typed), holding)
+            .where(*conditions)
             .group_by(consumer_types.c.name))
 
 
