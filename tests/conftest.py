@@ -5,6 +5,12 @@ and the tests marked ``mysql`` (a module's ``pytestmark``) on MariaDB too;
 ``--backend sqlite`` (or ``postgresql``, ``mysql``) narrows that while
 developing.
 
+Before the tests start (in the process that hands them to xdist's
+workers), the servers they start are installed when missing
+(tests/provision.py); a test needing one still missing is skipped, saying
+which. A test needs the server of its backend, and those it is marked
+``needs`` with.
+
 Every test runs under the generation guard (tests/generation_guard.py): a
 transaction writing a provider's inventories or traits without bumping its
 generation fails the test.
@@ -14,6 +20,7 @@ import pytest
 
 from tests import generation_guard
 from tests import harness
+from tests import provision
 
 generation_guard.install()
 
@@ -24,13 +31,37 @@ def pytest_addoption(parser):
                           '(default: all of them)')
 
 
+@pytest.hookimpl(trylast=True)  # after the terminal reporter's
 def pytest_configure(config):
+    config.addinivalue_line(
+        'markers', 'needs(*servers): starts these servers (names of '
+                   'tests/provision.py SERVERS): skipped when one is missing')
     config.addinivalue_line(
         'markers', 'mysql: run on MariaDB too (the backend fixture gets '
                    "'mysql' as well as 'sqlite' and 'postgresql')")
     config.addinivalue_line(
         'markers', 'only_backends(*names): run on these backends only '
                    '(of those selected)')
+    # Once per run: not in xdist's workers, which start after this.
+    if not (hasattr(config, 'workerinput') or config.option.help
+            or config.option.collectonly):
+        reporter = config.pluginmanager.get_plugin('terminalreporter')
+        provision.provision(say=reporter.write_line if reporter else print)
+
+
+def pytest_collection_modifyitems(config, items):
+    missing = {name for name in provision.BY_NAME
+               if provision.find(name) is None}
+    for item in items:
+        needed = {name for mark in item.iter_markers('needs')
+                  for name in mark.args}
+        unknown = needed - provision.BY_NAME.keys()
+        if unknown:
+            raise ValueError('%s needs unknown servers: %s'
+                             % (item.nodeid, ', '.join(sorted(unknown))))
+        for name in sorted(needed & missing):
+            item.add_marker(pytest.mark.skip(reason='needs ' + (
+                provision.missing_line(provision.BY_NAME[name]))))
 
 
 def backends_of(config, node):
@@ -47,8 +78,10 @@ def backends_of(config, node):
 
 def pytest_generate_tests(metafunc):
     if 'backend' in metafunc.fixturenames:
-        metafunc.parametrize('backend',
-                             backends_of(metafunc.config, metafunc.definition))
+        metafunc.parametrize('backend', [
+            pytest.param(name, marks=pytest.mark.needs(
+                *harness.SERVERS_OF[name]))
+            for name in backends_of(metafunc.config, metafunc.definition)])
 
 
 @pytest.fixture

@@ -233,6 +233,7 @@ def test_report_renders_results_and_timeouts():
     assert bench.percentile([5, 1, 4, 2, 3], 0.95) == 5
 
 
+@pytest.mark.needs('postgresql')
 def test_vacuum_gathers_statistics_of_a_loaded_database():
     name = 'bench_vacuum'
     url = harness.create_postgres_database(name, migrated=True)

@@ -41,7 +41,8 @@ def enough_file_descriptors():
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
-@pytest.fixture(params=['uwsgi', 'nginx'])
+@pytest.fixture(params=['uwsgi', pytest.param(
+    'nginx', marks=pytest.mark.needs('nginx'))])
 def line(request, backend):
     """The port of a production line on a fresh database: uwsgi's own HTTP
     router (4 workers), or nginx in front of two uwsgi instances (2 workers

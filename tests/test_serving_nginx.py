@@ -16,9 +16,13 @@ and workers are killed at once, as when a host fails. Afterwards:
 
 import time
 
+import pytest
+
 from tests import claims
 from tests import harness
 from tests import servers
+
+pytestmark = pytest.mark.needs('nginx')
 
 LOAD_SECONDS = 10.0
 KILL_AFTER = 3.0

@@ -19,7 +19,8 @@ from tests import servers
 
 
 @pytest.fixture(scope='session', params=[
-    name for name in harness.BACKENDS if name != 'mysql'])  # see ../conftest.py
+    pytest.param(name, marks=pytest.mark.needs(*harness.SERVERS_OF[name]))
+    for name in harness.BACKENDS if name != 'mysql'])  # see ../conftest.py
 def server(request):
     backends = request.config.getoption('backend') or harness.BACKENDS
     if request.param not in backends:
