@@ -9,7 +9,8 @@ Before the tests start (in the process that hands them to xdist's
 workers), the servers they start are installed when missing
 (tests/provision.py); a test needing one still missing is skipped, saying
 which. A test needs the server of its backend, and those it is marked
-``needs`` with.
+``needs`` with; one needing the server of a backend ``--backend`` leaves
+out is skipped too.
 
 Every test runs under the generation guard (tests/generation_guard.py): a
 transaction writing a provider's inventories or traits without bumping its
@@ -50,8 +51,15 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    missing = {name for name in provision.BY_NAME
+    """Skip the tests needing a server that is missing, or serves a
+    backend --backend leaves out."""
+    selected = config.getoption('backend') or harness.BACKENDS
+    reasons = {name: 'needs ' + provision.missing_line(server)
+               for name, server in provision.BY_NAME.items()
                if provision.find(name) is None}
+    for backend in set(harness.BACKENDS) - set(selected):
+        for name in harness.SERVERS_OF[backend]:
+            reasons[name] = 'backend %s not selected' % backend
     for item in items:
         needed = {name for mark in item.iter_markers('needs')
                   for name in mark.args}
@@ -59,9 +67,8 @@ def pytest_collection_modifyitems(config, items):
         if unknown:
             raise ValueError('%s needs unknown servers: %s'
                              % (item.nodeid, ', '.join(sorted(unknown))))
-        for name in sorted(needed & missing):
-            item.add_marker(pytest.mark.skip(reason='needs ' + (
-                provision.missing_line(provision.BY_NAME[name]))))
+        for name in sorted(needed & reasons.keys()):
+            item.add_marker(pytest.mark.skip(reason=reasons[name]))
 
 
 def backends_of(config, node):

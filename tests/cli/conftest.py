@@ -29,9 +29,6 @@ from tests import servers
     pytest.param(name, marks=pytest.mark.needs(*harness.SERVERS_OF[name]))
     for name in harness.BACKENDS if name != 'mysql'])  # see ../conftest.py
 def server(request):
-    backends = request.config.getoption('backend') or harness.BACKENDS
-    if request.param not in backends:
-        pytest.skip('backend %s not selected' % request.param)
     db = harness.fresh_database(request.param)
     db.dispose()
     running = servers.Uwsgi(db.url, processes=2)
