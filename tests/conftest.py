@@ -38,6 +38,9 @@ def pytest_configure(config):
         'markers', 'needs(*servers): starts these servers (names of '
                    'tests/provision.py SERVERS): skipped when one is missing')
     config.addinivalue_line(
+        'markers', 'slow: not in the edit-test loop (-m "not slow", '
+                   'docs/testing.md)')
+    config.addinivalue_line(
         'markers', 'mysql: run on MariaDB too (the backend fixture gets '
                    "'mysql' as well as 'sqlite' and 'postgresql')")
     config.addinivalue_line(

@@ -26,6 +26,8 @@ from placement_lite.schemas import provider_traits
 from tests import bulk_bodies
 from tests import harness
 
+pytestmark = pytest.mark.slow
+
 HOST = bulk_bodies.HOST
 BUSY_HOST = bulk_bodies.BUSY_HOST
 FIRST_PROVIDER = bulk_bodies.PROVIDERS[0]

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
+import pytest
 import sqlalchemy as sa
 
 from placement_lite import app as placement_app
@@ -289,6 +290,7 @@ def _seed(env):
         assert status < 300, (path, answer)
 
 
+@pytest.mark.slow
 def test_no_hostile_request_fails_or_changes_a_refused_write(backend):
     env = harness.Environment(backend)
     try:

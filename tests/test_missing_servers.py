@@ -8,8 +8,11 @@ import re
 import subprocess
 import sys
 
+import pytest
 
 from tests import servers
+
+pytestmark = pytest.mark.slow
 
 
 def test_tests_needing_a_missing_server_are_skipped_by_name(tmp_path):

@@ -13,6 +13,7 @@ import hashlib
 
 import hypothesis
 from hypothesis import strategies as st
+import pytest
 import requests
 import schemathesis
 from schemathesis import checks
@@ -22,6 +23,8 @@ from placement_lite.db import tables
 from tests import harness
 from tests import servers
 from tests.openapi import document
+
+pytestmark = pytest.mark.slow
 
 #: Examples per operation and generation mode (valid, invalid data).
 EXAMPLES = 8

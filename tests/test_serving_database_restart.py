@@ -31,7 +31,8 @@ AFTER = 6.0
 #: Database servers, which restart (an SQLite file does not).
 SERVERS = {'postgresql': harness.PostgresServer,
            'mysql': harness.MariaDBServer}
-pytestmark = [pytest.mark.mysql, pytest.mark.only_backends(*SERVERS)]
+pytestmark = [pytest.mark.mysql, pytest.mark.only_backends(*SERVERS),
+              pytest.mark.slow]
 
 
 def test_service_recovers_from_a_database_restart(backend):

@@ -22,7 +22,7 @@ PROVIDER = '5a7e3c8e-2f4b-4c1d-9a0e-6b3f2d1c0e9a'
 #: How long the provider row stays locked after SIGTERM.
 HELD = 1.5
 
-pytestmark = pytest.mark.needs('postgresql')
+pytestmark = [pytest.mark.slow, pytest.mark.needs('postgresql')]
 
 
 @pytest.fixture(params=['uwsgi', pytest.param(

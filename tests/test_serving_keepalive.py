@@ -21,6 +21,8 @@ import pytest
 from tests import harness
 from tests import servers
 
+pytestmark = pytest.mark.slow
+
 IDLE = 1000
 REQUESTS = 100
 #: Far below any socket timeout, far above a request's time on a busy

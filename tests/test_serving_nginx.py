@@ -22,7 +22,7 @@ from tests import claims
 from tests import harness
 from tests import servers
 
-pytestmark = pytest.mark.needs('nginx')
+pytestmark = [pytest.mark.slow, pytest.mark.needs('nginx')]
 
 LOAD_SECONDS = 10.0
 KILL_AFTER = 3.0

@@ -22,7 +22,7 @@ from tests import claims
 from tests import harness
 from tests import servers
 
-pytestmark = pytest.mark.needs('postgresql')
+pytestmark = [pytest.mark.slow, pytest.mark.needs('postgresql')]
 
 CLAIMERS = 8
 LOAD_SECONDS = 6.0

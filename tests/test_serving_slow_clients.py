@@ -15,7 +15,7 @@ import pytest
 from tests import harness
 from tests import servers
 
-pytestmark = pytest.mark.needs('nginx')
+pytestmark = [pytest.mark.slow, pytest.mark.needs('nginx')]
 
 STALLED_CLIENTS = 50
 

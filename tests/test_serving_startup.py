@@ -23,7 +23,7 @@ from tests import harness
 from tests import servers
 
 #: Run on MariaDB too (see tests/conftest.py).
-pytestmark = pytest.mark.mysql
+pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
 WRITERS = 32
 LOAD_SECONDS = 8.0

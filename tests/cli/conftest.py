@@ -26,7 +26,8 @@ from tests import servers
 
 
 @pytest.fixture(scope='session', params=[
-    pytest.param(name, marks=pytest.mark.needs(*harness.SERVERS_OF[name]))
+    pytest.param(name, marks=[pytest.mark.slow,
+                              pytest.mark.needs(*harness.SERVERS_OF[name])])
     for name in harness.BACKENDS if name != 'mysql'])  # see ../conftest.py
 def server(request):
     db = harness.fresh_database(request.param)
