@@ -51,11 +51,22 @@ def pytest_configure(config):
             or config.option.collectonly):
         reporter = config.pluginmanager.get_plugin('terminalreporter')
         provision.provision(say=reporter.write_line if reporter else print)
+    # With -n and no --dist of the command line's, xdist's worksteal: each
+    # worker takes half of the tests, in order (neighbours sharing a world or
+    # server stay together), and one that runs out takes half of what the
+    # other has left. See pytest_collection_modifyitems for the order.
+    if getattr(config.option, 'dist', 'no') == 'load' and not any(
+            arg.startswith('--dist') or arg == '-d'
+            for arg in config.invocation_params.args):
+        config.option.dist = 'worksteal'
 
 
 def pytest_collection_modifyitems(config, items):
     """Skip the tests needing a server that is missing, or serves a
-    backend --backend leaves out."""
+    backend --backend leaves out; run the slow tests first.
+
+    The long tests start early and the short ones even out the end."""
+    items.sort(key=lambda item: item.get_closest_marker('slow') is None)
     selected = config.getoption('backend') or harness.BACKENDS
     reasons = {name: 'needs ' + provision.missing_line(server)
                for name, server in provision.BY_NAME.items()

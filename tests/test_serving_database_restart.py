@@ -24,9 +24,9 @@ from tests import claims
 from tests import harness
 from tests import servers
 
-BEFORE = 3.0
-DOWN = 3.0
-AFTER = 6.0
+BEFORE = 2.0
+DOWN = 2.0
+AFTER = 4.0
 
 #: Database servers, which restart (an SQLite file does not).
 SERVERS = {'postgresql': harness.PostgresServer,

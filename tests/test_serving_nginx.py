@@ -24,8 +24,8 @@ from tests import servers
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs('nginx')]
 
-LOAD_SECONDS = 10.0
-KILL_AFTER = 3.0
+LOAD_SECONDS = 6.0
+KILL_AFTER = 2.0
 
 
 def test_reads_survive_a_dead_host_and_no_write_is_half_applied(backend):

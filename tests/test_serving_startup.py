@@ -26,7 +26,7 @@ from tests import servers
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
 WRITERS = 32
-LOAD_SECONDS = 8.0
+LOAD_SECONDS = 4.0
 
 
 def _sync_with_the_cli(server):
