@@ -166,17 +166,19 @@ def provider_body(size):
     return padded.encode(), provider
 
 
-def in_chunks(data, size=64 * 1024):
+def in_chunks(data, size):
     pieces = [data[at:at + size] for at in range(0, len(data), size)]
     return b''.join(b'%x\r\n%s\r\n' % (len(piece), piece)
                     for piece in pieces) + b'0\r\n\r\n'
 
 
-def post_provider(port, size, chunked=False):
+def post_provider(port, size, chunk=None):
+    """POST a provider whose body is ``size`` bytes, with its length, or
+    in chunks of ``chunk`` bytes."""
     body, provider = provider_body(size)
-    if chunked:
+    if chunk:
         head = request_head(b'POST', b'/resource_providers', chunked=True)
-        return exchange(port, head, in_chunks(body)), provider
+        return exchange(port, head, in_chunks(body, chunk)), provider
     head = request_head(b'POST', b'/resource_providers', length=len(body))
     return exchange(port, head, body), provider
 
@@ -204,14 +206,15 @@ def assert_answer(answer, status, source):
         assert set(error) == {'status', 'title', 'detail'}
 
 
-@pytest.mark.parametrize('size,chunked', [
-    (70_000, False), (500_000, False), (LIMIT, False), (500_000, True)],
-    ids=['70KB', '500KB', 'limit', 'chunked-500KB'])
-def test_a_body_up_to_the_limit_is_served(line, size, chunked):
+@pytest.mark.parametrize('size,chunk', [
+    (70_000, None), (500_000, None), (LIMIT, None), (500_000, 64 * 1024),
+    (LIMIT, LIMIT)],
+    ids=['70KB', '500KB', 'limit', 'chunked-500KB', 'limit-in-one-chunk'])
+def test_a_body_up_to_the_limit_is_served(line, size, chunk):
     """A provider whose body is up to max_request_body_size, with its
     length or in chunks, is created (200): the router reset every body
     over about 64 KB, and threw chunked bodies away (400)."""
-    answer, provider = post_provider(line.port, size, chunked)
+    answer, provider = post_provider(line.port, size, chunk)
     assert_answer(answer, 200, APP)
     assert json.loads(answer.body)['uuid'] == provider
     assert provider_exists(line.port, provider)
@@ -226,16 +229,17 @@ OVER_THE_LIMIT = {
 }
 
 
-@pytest.mark.parametrize('size,chunked', [
-    (LIMIT + 1, False), (HUGE, False), (LIMIT + 1, True), (HUGE, True)],
+@pytest.mark.parametrize('size,chunk', [
+    (LIMIT + 1, None), (HUGE, None), (LIMIT + 1, 64 * 1024),
+    (HUGE, 64 * 1024)],
     ids=['limit+1', '3MB', 'chunked-limit+1', 'chunked-3MB'])
-def test_a_body_over_the_limit_is_a_413(line, size, chunked):
+def test_a_body_over_the_limit_is_a_413(line, size, chunk):
     """A body over max_request_body_size, with its length or in chunks,
     is answered 413 in Placement's format, whole and without a reset
     (the router and nginx's hosts read the rest of the body first), and
     creates nothing. Before, the router reset most of them and nginx
     answered 502 to some."""
-    answer, provider = post_provider(line.port, size, chunked)
+    answer, provider = post_provider(line.port, size, chunk)
     source = OVER_THE_LIMIT[line.name]['huge' if size == HUGE else 'length']
     assert_answer(answer, 413, source)
     if source == APP:
