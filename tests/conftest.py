@@ -17,6 +17,7 @@ import pytest
 
 from tests import generation_guard
 from tests import harness
+from tests import test_nova_functional
 from tests.nova import environment as nova_environment
 
 generation_guard.install()
@@ -38,6 +39,7 @@ def pytest_configure(config):
 
 
 NOVA_TESTS = 'tests/test_nova_functional.py'
+NOVA_CHUNKS = len(test_nova_functional.CHUNKS)
 #: The counts tests/test_nova_functional.py recorded, one dict per chunk,
 #: and the seconds spent building nova's environment.
 _nova_counts = []
@@ -68,10 +70,10 @@ def pytest_terminal_summary(terminalreporter):
         return
     totals = {key: sum(chunk[key] for chunk in _nova_counts)
               for key in ('ran', 'passed', 'failed', 'skipped')}
-    line = ("nova's functional tests against placement_lite (%d chunks): "
-            '%d ran, %d passed, %d failed, %d skipped' % (
-                len(_nova_counts), totals['ran'], totals['passed'],
-                totals['failed'], totals['skipped']))
+    line = ("nova's functional tests against placement_lite: %d ran, "
+            '%d passed, %d failed, %d skipped (%d of %d chunks)' % (
+                totals['ran'], totals['passed'], totals['failed'],
+                totals['skipped'], len(_nova_counts), NOVA_CHUNKS))
     if _nova_builds:
         line += "; nova's environment built in %.1f s" % max(_nova_builds)
     terminalreporter.write_line(line)

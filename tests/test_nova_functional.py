@@ -61,10 +61,12 @@ def test_nova_functional(chunk, nova_python, tmp_path, record_property):
 
     assert report['placement'] == 'placement_lite'
     assert report['reference_loaded'] is False
-    not_passed = ['%s %s:\n%s' % (test['outcome'].upper(), test['id'],
-                                  test['detail'][-6000:])
-                  for test in tests if test['outcome'] != 'passed']
-    assert not not_passed, '\n\n'.join(not_passed)
+    not_passed = [test for test in tests if test['outcome'] != 'passed']
+    assert not not_passed, '\n\n'.join(
+        ["%d of nova's tests did not pass: %s" % (
+            len(not_passed), ', '.join(test['id'] for test in not_passed))]
+        + ['%s %s:\n%s' % (test['outcome'].upper(), test['id'],
+                           test['detail'][-6000:]) for test in not_passed])
     assert len(tests) == expected_count
     assert all(test['requests'] > 0 for test in tests), [
         test['id'] for test in tests if not test['requests']]
