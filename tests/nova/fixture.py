@@ -18,6 +18,7 @@ import uuid
 import fixtures
 from oslo_config import cfg
 from oslo_config import fixture as config_fixture
+from oslo_policy import opts as policy_opts
 from wsgi_intercept import interceptor
 
 from placement_lite import app as placement_app
@@ -66,12 +67,16 @@ class PlacementLiteFixture(fixtures.Fixture):
             placement_conf.register_opts(self.conf_fixture.conf)
         self._configure_placement(self.conf_fixture)
         database = self._fresh_database() if self.db else None
-        # As the reference serves nova's tests: no authentication, its
-        # own microversions only, and its policy defaults (nova's tests
-        # enforce the new defaults for nova, not for Placement).
+        # As the reference serves nova's tests: no authentication and its
+        # own microversions only.
         self.conf_fixture.config(group='api', auth_strategy='noauth2',
                                  enable_extensions=False)
-        self.conf_fixture.config(group='oslo_policy',
+        # The legacy policy rules, for Placement and, as the reference's
+        # fixture leaves it, for nova too: oslo.policy's defaults are
+        # shared by every configuration of the process, and nova's tests
+        # count on it (test_servers' over-quota resizes, whose user has
+        # only the role "other", may create servers under those rules).
+        policy_opts.set_defaults(self.conf_fixture.conf,
                                  enforce_new_defaults=False)
         self.conf_fixture.conf([], default_config_files=[])
         if self.use_intercept:
