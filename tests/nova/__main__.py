@@ -3,9 +3,10 @@
     python -m tests.nova [--reference | --compare] [--jobs N]
         [--exclude NAME]... NAME...
 
-NAME is one of nova's test modules, by path
-(``nova/tests/functional/test_servers.py``) or dotted name, or a class or
-test in one (``nova.tests.functional.test_servers.ServersTest``). The
+NAME is one of nova's test packages or modules, by path
+(``nova/tests/functional/test_servers.py``, ``nova/tests/functional``) or
+dotted name, or a class or test in one
+(``nova.tests.functional.test_servers.ServersTest``). The
 tests are shared out, a class's tests together, among ``--jobs``
 processes (default: one per core). ``--reference`` runs them against the
 reference instead, as nova ships them; ``--compare`` against both, then

@@ -3,9 +3,10 @@
     python -m tests.nova.runner --report FILE [--reference | --list]
         [--exclude NAME]... NAME...
 
-Each NAME is a dotted module, class or test name of nova's
-(``nova.tests.functional.test_report_client``) or a module's path
-(``nova/tests/functional/test_report_client.py``). Tests run one after
+Each NAME is a dotted package, module, class or test name of nova's
+(``nova.tests.functional.test_report_client``) or a module's or
+package's path (``nova/tests/functional/test_report_client.py``,
+``nova/tests/functional/regressions``). Tests run one after
 the other in this process, as nova's own runner runs each of its workers'
 share. Against placement_lite (the default) under the project's
 generation guard (tests/generation_guard.py): a write it catches fails the
@@ -23,7 +24,9 @@ tests' names.
 """
 
 import argparse
+import importlib.util
 import json
+import pkgutil
 import sys
 import time
 import unittest
@@ -32,19 +35,36 @@ OUTCOMES = ('passed', 'failed', 'skipped', 'expected failure')
 
 
 def test_name(name):
-    """A dotted name for ``name``, a dotted name or a module's path."""
+    """A dotted name for ``name``, a dotted name or a module's or
+    package's path."""
     if name.endswith('.py'):
-        name = name[:-len('.py')].replace('/', '.')
-    return name
+        name = name[:-len('.py')]
+    return name.rstrip('/').replace('/', '.')
+
+
+def test_modules(name):
+    """``[name]``, or when ``name`` is a package, its test modules (named
+    ``test_*``, in it or in its subpackages)."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except ModuleNotFoundError:
+        spec = None
+    if spec is None or spec.submodule_search_locations is None:
+        return [name]
+    return sorted(
+        found.name for found in pkgutil.walk_packages(
+            spec.submodule_search_locations, name + '.')
+        if found.name.rsplit('.', 1)[-1].startswith('test_'))
 
 
 def load(names, exclude):
     """The tests ``names`` name, without those ``exclude`` names (a test,
-    or a class or module holding it)."""
+    or a class, module or package holding it)."""
     loader = unittest.TestLoader()
     tests = []
     for name in names:
-        tests.extend(_each(loader.loadTestsFromName(test_name(name))))
+        for module in test_modules(test_name(name)):
+            tests.extend(_each(loader.loadTestsFromName(module)))
     left_out = tuple(test_name(name) for name in exclude)
     return unittest.TestSuite(
         test for test in tests if not any(

@@ -17,6 +17,17 @@ def test_a_modules_path_names_it():
         'nova.tests.functional.test_report_client.SchedulerReportClientTests')
 
 
+def test_a_package_stands_for_its_test_modules():
+    assert runner.test_name('tests/unit/') == 'tests.unit'
+    modules = runner.test_modules('tests.unit')
+    assert 'tests.unit.test_nova_runner' in modules
+    assert 'tests.unit.nova_runner_samples' not in modules
+    assert all(name.startswith('tests.unit.test_') for name in modules)
+    assert runner.test_modules(SAMPLES + '.Outcomes') == [
+        SAMPLES + '.Outcomes']
+    assert runner.test_modules(SAMPLES) == [SAMPLES]
+
+
 def test_load_leaves_out_tests_and_classes_excluded():
     suite = runner.load(
         [SAMPLES], exclude=[SAMPLES + '.Outcomes.test_fails',
