@@ -2,8 +2,8 @@
 
 A request passes, outside in::
 
-    request id -> request log -> proxy headers -> JSON by default
-      -> CORS (when configured) -> auth -> request context
+    request body -> request id -> request log -> proxy headers
+      -> JSON by default -> CORS (when configured) -> auth -> request context
       -> omitted headers -> microversion -> fault wrapper -> falcon router
       -> handler (one module per resource in placement_lite.handlers)
 """
@@ -25,6 +25,7 @@ from placement_lite import context
 from placement_lite import errors
 from placement_lite import microversion
 from placement_lite import policy
+from placement_lite import request_body
 from placement_lite import requestlog
 from placement_lite import routes
 from placement_lite.db import api as db_api
@@ -247,13 +248,17 @@ class _MethodGuard:
 class _BodyGuard:
     """The reference refuses a body that comes without a content type
     before it looks for a route; a body announced larger than
-    ``max_body_size`` is refused unread (413)."""
+    ``max_body_size`` is refused unread (413), a chunked body that could
+    not be read (see request_body) with 400."""
 
     def __init__(self, max_body_size):
         self.max_body_size = max_body_size
 
     def process_request(self, req, resp):
         req.env[errors.MAX_BODY_ENVIRON] = self.max_body_size
+        if errors.BODY_ERROR_ENVIRON in req.env:
+            raise errors.BadRequest(req.env[errors.BODY_ERROR_ENVIRON],
+                                    answered_by=errors.DISPATCHER)
         length = req.get_header('content-length')
         if not length:
             return
@@ -370,5 +375,6 @@ def build_app(conf, db=None):
     if conf.oslo_middleware.enable_proxy_headers_parsing:
         application = http_proxy_to_wsgi.HTTPProxyToWSGI(application, conf)
     application = requestlog.RequestLog(application, conf)
-    return request_id.RequestId(application)
+    return request_body.RequestBody(request_id.RequestId(application),
+                                    conf.api.max_request_body_size)
 

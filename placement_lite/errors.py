@@ -61,6 +61,9 @@ OMITTED_HEADERS = {HANDLER: (), DISPATCHER: ('vary',),
 
 #: The body size ``[api] max_request_body_size`` allows, for the handlers.
 MAX_BODY_ENVIRON = 'placement.max_body_size'
+#: Why a request's body could not be read, when it could not (set by
+#: ``request_body.RequestBody``, answered 400 by the application).
+BODY_ERROR_ENVIRON = 'placement.body_error'
 
 #: An error's message is cut to this many characters: messages quote what
 #: the client sent (a name, a whole JSON value), which may be megabytes.

@@ -15,6 +15,9 @@ out is skipped too.
 Every test runs under the generation guard (tests/generation_guard.py): a
 transaction writing a provider's inventories or traits without bumping its
 generation fails the test.
+
+The terminal summary ends with the counts of nova's functional tests run
+against placement_lite (tests/test_nova_functional.py), when it ran.
 """
 
 import pytest
@@ -22,6 +25,8 @@ import pytest
 from tests import generation_guard
 from tests import harness
 from tests import provision
+from tests import test_nova_functional
+from tests.nova import environment as nova_environment
 
 generation_guard.install()
 
@@ -83,6 +88,47 @@ def pytest_collection_modifyitems(config, items):
                              % (item.nodeid, ', '.join(sorted(unknown))))
         for name in sorted(needed & reasons.keys()):
             item.add_marker(pytest.mark.skip(reason=reasons[name]))
+
+
+NOVA_TESTS = 'tests/test_nova_functional.py'
+NOVA_CHUNKS = len(test_nova_functional.CHUNKS)
+#: The counts tests/test_nova_functional.py recorded, one dict per chunk,
+#: and the seconds spent building nova's environment.
+_nova_counts = []
+_nova_builds = []
+
+
+def pytest_collection_finish(session):
+    """Start building nova's environment (tests/nova) in the background
+    when this process is to run nova's tests."""
+    if session.config.option.collectonly:
+        return
+    if any(item.nodeid.startswith(NOVA_TESTS) for item in session.items):
+        nova_environment.start_building()
+
+
+def pytest_runtest_logreport(report):
+    if report.when != 'call':
+        return
+    for name, value in report.user_properties:
+        if name == 'nova_tests':
+            _nova_counts.append(value)
+        elif name == 'nova_environment_built_seconds':
+            _nova_builds.append(value)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _nova_counts:
+        return
+    totals = {key: sum(chunk[key] for chunk in _nova_counts)
+              for key in ('ran', 'passed', 'failed', 'skipped')}
+    line = ("nova's functional tests against placement_lite: %d ran, "
+            '%d passed, %d failed, %d skipped (%d of %d chunks)' % (
+                totals['ran'], totals['passed'], totals['failed'],
+                totals['skipped'], len(_nova_counts), NOVA_CHUNKS))
+    if _nova_builds:
+        line += "; nova's environment built in %.1f s" % max(_nova_builds)
+    terminalreporter.write_line(line)
 
 
 def backends_of(config, node):

@@ -4,7 +4,8 @@
 and :class:`Nginx` an nginx from ``etc/nginx-placement.conf``. Each works
 on a copy of the shipped file in which only addresses, file locations, the
 configuration directory, the number of processes and ``lazy-apps`` differ,
-so the tests exercise the lines operators run.
+so the tests exercise the lines operators run. :class:`DevServer` runs
+``placement-lite serve``.
 """
 
 import configparser
@@ -243,6 +244,42 @@ class Nginx:
         if not os.path.exists(path):
             return ''
         with open(path, errors='replace') as log:
+            return log.read()
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class DevServer:
+    """``placement-lite serve`` (the development server) on ``db_url``."""
+
+    def __init__(self, db_url):
+        self.workdir = tempfile.mkdtemp(prefix='placement-lite-serve-')
+        write_placement_conf(self.workdir, db_url)
+        self.port = harness._free_port()
+        self.log_path = os.path.join(self.workdir, 'serve.log')
+        with open(self.log_path, 'w') as log:
+            self.process = subprocess.Popen(
+                [os.path.join(BIN, 'placement-lite'), '--config-file',
+                 os.path.join(self.workdir, 'placement.conf'), 'serve',
+                 '--port', str(self.port)],
+                cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+        if not harness.wait_for(self._serving, timeout=60):
+            self.stop()
+            raise RuntimeError('placement-lite serve did not start:\n'
+                               + self.log_text())
+
+    def _serving(self):
+        if self.process.poll() is not None:
+            raise RuntimeError('placement-lite serve exited:\n'
+                               + self.log_text())
+        return 'serving on' in self.log_text()
+
+    def log_text(self):
+        with open(self.log_path, errors='replace') as log:
             return log.read()
 
     def stop(self):

@@ -551,7 +551,7 @@ collector set as a served process sets it; each body is sent
 median wall time of the request alone, and the least CPU time the
 process spent on it (on SQLite all of the work, so the difference from
 the wall time is what the machine gave to other processes). The latest
-numbers are in the README (Status)."""
+numbers are in [bulk-bodies.md](bulk-bodies.md)."""
 
 
 def write_markdown():
