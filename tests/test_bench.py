@@ -19,6 +19,8 @@ from tests.bench import cloud as bench_cloud
 from tests.bench import queries as bench_queries
 from tests.bench import writes as bench_writes
 
+pytestmark = pytest.mark.slow
+
 
 def _capacity(inventory):
     return (inventory['total'] - inventory['reserved']) * \

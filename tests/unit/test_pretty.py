@@ -6,6 +6,7 @@ import pprint
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
+import pytest
 
 from placement_lite import pretty
 
@@ -24,6 +25,7 @@ VALUES = st.recursive(SCALARS, lambda children: st.one_of(
 
 #: 300 random values reach every branch of pretty.py but one, which
 #: test_long_and_wide_values takes: generating them is what takes time.
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, database=None)
 @given(VALUES)
 def test_the_text_of_pprint(value):
