@@ -33,8 +33,8 @@ import subprocess
 import sys
 import time
 
-from placement_lite.db import tables
 from tests import harness
+from tests.bench import builder
 from tests.bench import cloud as bench_cloud
 from tests.bench import queries as bench_queries
 from tests.bench import services
@@ -75,6 +75,13 @@ def parse_args(argv):
     parser.add_argument('--no-cache', action='store_true',
                         help="load the reference through its API even when "
                              "its database is cached in .bench/cache")
+    parser.add_argument('--load', choices=('bulk', 'api'), default='bulk',
+                        help="bulk (default): write the cloud into "
+                             "placement_lite's database "
+                             "(tests/bench/builder.py) and give the "
+                             "reference a copy of its rows; api: load it "
+                             "through each service's API (see --no-cache, "
+                             "--reference-from-lite)")
     parser.add_argument('--reference-from-lite', action='store_true',
                         help="when the reference's database is not cached, "
                              "give it a copy of placement_lite's rows once "
@@ -223,7 +230,7 @@ def reference_cache(cloud):
 
     The reference never changes, so once it has been loaded through its API
     its database is dumped and later runs restore it; the name changes with
-    the cloud's content. placement_lite is always loaded through the API.
+    the cloud's content (with ``--load api``).
     """
     digest = hashlib.sha1(''.join(services.REFERENCE_PACKAGES).encode())
     digest.update(cloud.fingerprint().encode())
@@ -231,38 +238,54 @@ def reference_cache(cloud):
                         % (cloud.hosts, digest.hexdigest()[:12]))
 
 
-def start_services(cloud, args, names, venv):
+def start_services(cloud, args, names, venv, report):
     """Start the services on fresh databases; returns ``{name: (service,
-    database, source)}``: how the database gets its cloud, 'api' (loaded
+    database, source)}``: how the database gets its cloud, 'bulk' (written
+    by tests/bench/builder.py before the service starts), 'api' (loaded
     through the service's API), 'cache' (restored from the cache, already
-    done) or 'copy' (placement_lite's rows, copied once it is loaded)."""
+    done) or 'copy' (placement_lite's rows, copied once it has them)."""
     hosts = cloud.hosts
     workdir = os.path.join(services.BENCH_DIR, 'run-%d' % hosts)
     settings = {'processes': args.processes, 'threads': args.threads}
     ports = args.ports or [harness._free_port(), harness._free_port()]
+    bulk = args.load == 'bulk' and 'placement_lite' in names
     started = {}
     try:
         for name, port in zip(SERVICES, ports):
             if name not in names:
                 continue
             database = 'bench_%s_%d_%d' % (name, hosts, os.getpid())
-            url = harness.create_postgres_database(
-                database, migrated=name == 'placement_lite')
             source = 'api'
+            if name == 'placement_lite' and bulk:
+                log('writing %d hosts (%d providers, %d consumers) in bulk'
+                    % (hosts, len(cloud.providers), len(cloud.consumers)))
+                url, seconds = builder.new_database(
+                    database, cloud, lambda message: log('builder: '
+                                                         + message))
+                report['load_seconds']['placement_lite, in bulk'] = round(
+                    seconds, 1)
+                source = 'bulk'
+            else:
+                url = harness.create_postgres_database(
+                    database, migrated=name == 'placement_lite')
             if name == 'placement_lite':
                 service = services.placement_lite(
                     port, url, os.path.join(workdir, name), **settings)
             else:
                 cache = reference_cache(cloud)
-                if os.path.exists(cache) and not args.no_cache:
+                if os.path.exists(cache) and not args.no_cache and not bulk:
                     harness.postgres_server().restore(database, cache)
                     log('reference database restored from %s' % cache)
                     source = 'cache'
-                elif (args.reference_from_lite
+                elif ((args.reference_from_lite or bulk)
                       and 'placement_lite' in names):
                     source = 'copy'
                 service = services.reference(
                     port, url, os.path.join(workdir, name), venv, **settings)
+                if bulk:
+                    services.copy_to_reference(started['placement_lite'][1],
+                                               database)
+                    report['reference_rows'] = "a copy of placement_lite's"
             service.start()
             started[name] = (service, database, source)
             log('%s on http://127.0.0.1:%d/ (log %s)'
@@ -279,12 +302,12 @@ def run_size(hosts, args, names, venv):
     named = bench_queries.named_queries(cloud)
     if args.queries:
         named = [query for query in named if query.name in args.queries]
-    started = start_services(cloud, args, names, venv)
-    running = {name: service for name, (service, _db, _loaded)
-               in started.items()}
     report = {'hosts': hosts, 'providers': len(cloud.providers),
               'consumers': len(cloud.consumers), 'load_seconds': {},
               'queries': []}
+    started = start_services(cloud, args, names, venv, report)
+    running = {name: service for name, (service, _db, _loaded)
+               in started.items()}
     try:
         clients = {name: services.HttpClient(service.port)
                    for name, service in running.items()}
@@ -317,15 +340,11 @@ def run_size(hosts, args, names, venv):
             with open(reference_cache(cloud) + '.json') as cached:
                 report['load_seconds']['reference, when cached'] = json.load(
                     cached)['load_seconds']
-        elif source == 'copy':
+        elif source == 'copy' and 'reference_rows' not in report:
             log("copying placement_lite's rows into the reference")
             running['reference'].stop()
-            harness.postgres_server().copy_rows(
-                started['placement_lite'][1], started['reference'][1],
-                # The reference's schema: its own revision, and none of
-                # placement_lite's tables.
-                keep=('alembic_version', tables.VERSION_TABLE,
-                      'device_profiles', 'device_profiles_id_seq'))
+            services.copy_to_reference(started['placement_lite'][1],
+                                       started['reference'][1])
             running['reference'].start()
             report['reference_rows'] = "a copy of placement_lite's"
         log('vacuuming and analyzing both databases')
@@ -365,10 +384,62 @@ def run_size(hosts, args, names, venv):
                 report['queries'].append(entry)
         report.setdefault('memory', _worker_memory(running))
         report['writes'] = time_writes(clients, cloud, args)
+        report['first_requests'] = first_requests(running, clients, named,
+                                                  report, args)
     finally:
         for service in running.values():
             service.stop()
     return report
+
+
+def first_requests(running, clients, named, report, args):
+    """{query: {service: seconds, or the status}}: each kind of candidates
+    query sent first after its service has restarted, so that a worker
+    that has served nothing answers it. A query the reference timed out
+    on at this size is not sent to it again ('timeout')."""
+    timed_out = {entry['name'] for entry in report['queries']
+                 if entry.get('reference', {}).get('status') == 'timeout'}
+    results = {}
+    for query in named:
+        if not query.candidates or query.explains or query.wide:
+            continue
+        for name, client in clients.items():
+            if name == 'reference' and query.name in timed_out:
+                result = 'timeout'
+            else:
+                running[name].restart()
+                try:
+                    status, _raw, result = client.fetch(
+                        'GET', query.path, version=query.version,
+                        timeout=args.timeout)
+                    if status != 200:
+                        result = status
+                except TimeoutError:
+                    result = 'timeout'
+            results.setdefault(query.name, {})[name] = result
+            log('%-16s %-14s first request %s' % (
+                query.name, name, _ms(result) if isinstance(result, float)
+                else result))
+    return results
+
+
+def first_requests_table(report):
+    """The first request of each kind after a restart, beside the p50."""
+    first = report.get('first_requests') or {}
+    if not first:
+        return ''
+    by_name = {entry['name']: entry for entry in report['queries']}
+    lines = ['| query | placement_lite first | p50 | reference first '
+             '| p50 |', '|---|---:|---:|---:|---:|']
+    for query, results in first.items():
+        cells = []
+        for name in SERVICES:
+            result = results.get(name, '-')
+            cells += [_ms(result) if isinstance(result, float) else
+                      str(result),
+                      _cell(by_name.get(query, {}).get(name), 'p50')]
+        lines.append('| %s | %s |' % (query, ' | '.join(cells)))
+    return '\n'.join(lines)
 
 
 def _entry(query):
@@ -518,8 +589,8 @@ def describe(report):
                       in report['load_seconds'].items())
     if report.get('reference_rows'):
         loads += "; the reference's rows are %s" % report['reference_rows']
-    return ('N=%d compute hosts: %d providers, %d consumers; loaded through '
-            'the API in %s. %d warm-up + %d timed requests per query; '
+    return ('N=%d compute hosts: %d providers, %d consumers; loaded in '
+            '%s. %d warm-up + %d timed requests per query; '
             'uwsgi %d process(es) x %d thread(s) each; PostgreSQL %s; '
             'timeout %.0f s; whole run %.0f min; %s, %s, commit %s.' % (
                 report['hosts'], report['providers'], report['consumers'],
@@ -611,6 +682,12 @@ def write_markdown():
                       '`<query>_explain` is that query with `explain=true`, '
                       'placement_lite answering both in turns, request by '
                       'request.', '', explain_overhead(report)]
+        if first_requests_table(report):
+            parts += ['', 'The first request after a restart: each service '
+                      'restarted (every worker loaded, none has served a '
+                      'request) before each kind of candidates query, '
+                      'beside that query\'s p50 above.', '',
+                      first_requests_table(report)]
         if writes_table(report):
             parts += ['', 'Writes (`tests/bench/writes.py`): rounds of what '
                       "nova's report client writes, on a host running "
@@ -667,6 +744,7 @@ def main(argv=None):
         print(table(report))
         print(explain_overhead(report))
         print(writes_table(report))
+        print(first_requests_table(report))
         print()
         log('N=%d took %.0f s; wrote %s' % (hosts, report['total_seconds'],
                                             path))
