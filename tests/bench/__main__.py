@@ -1,11 +1,13 @@
 """Benchmark placement_lite against the reference: allocation candidates,
-listings, and the other routes clients read and write.
+listings, and the other routes clients read and write; a boot storm and a
+region restart.
 
     python -m tests.bench                      # N=1000 and N=5000, both services
     python -m tests.bench --hosts 1000         # one size
     python -m tests.bench --quick              # smoke run: 40 hosts, 2 repetitions
     python -m tests.bench --only placement_lite --hosts 200
-    python -m tests.bench --hosts 5000 --reference-from-lite
+    python -m tests.bench --modes queries --hosts 1000 5000 20000 50000
+    python -m tests.bench --modes storm --storm-hosts 1000 50000
 
 For each size it starts a throwaway PostgreSQL (one database per service),
 both services under uwsgi with the same settings, loads the same cloud into
@@ -15,8 +17,12 @@ from an earlier load), then times every named query (``--warmup`` untimed
 runs, then ``--repetitions`` timed ones) and prints p50/p95 per service with
 the ratio reference/placement_lite, and whether the candidate counts agree;
 then rounds of the writes nova's report client sends (``writes``).
-Results go to ``reports/bench-<N>.json``; ``docs/benchmark.md`` is
-regenerated from every full (non ``--quick``) report present.
+Results go to ``reports/bench-<N>.json``. Then (``--modes``) the boot
+storm (tests/bench/storm.py, ``reports/storm-<N>.json``) and the region
+restart (tests/bench/restart.py, ``reports/restart-<N>.json``) at their
+own sizes. ``docs/benchmark.md`` and the chart beside it
+(tests/bench/scaling.py) are regenerated from every full (non
+``--quick``) report present.
 """
 
 import argparse
@@ -37,10 +43,14 @@ from tests import harness
 from tests.bench import builder
 from tests.bench import cloud as bench_cloud
 from tests.bench import queries as bench_queries
+from tests.bench import restart as bench_restart
+from tests.bench import scaling
 from tests.bench import services
+from tests.bench import storm as bench_storm
 from tests.bench import writes as bench_writes
 
 SERVICES = ('placement_lite', 'reference')
+MODES = ('queries', 'storm', 'restart')
 REPORTS = os.path.join(services.REPO, 'reports')
 MARKDOWN = os.path.join(services.REPO, 'docs', 'benchmark.md')
 
@@ -53,7 +63,20 @@ def parse_args(argv):
                         help='cloud sizes (compute hosts) to run, in turn')
     parser.add_argument('--quick', action='store_true',
                         help='smoke run: 40 hosts, 1 warm-up, 2 repetitions, '
-                             '10 s timeout, no docs/benchmark.md update')
+                             '10 s timeout, small storm and restart, no '
+                             'docs/benchmark.md update')
+    parser.add_argument('--modes', nargs='+', choices=MODES, default=MODES,
+                        help='what to run (default: all)')
+    parser.add_argument('--storm-hosts', type=int, nargs='+', default=[1000])
+    parser.add_argument('--storm-schedulers', type=int, nargs='+',
+                        default=[8, 32])
+    parser.add_argument('--storm-instances', type=int, default=1000)
+    parser.add_argument('--restart-hosts', type=int, nargs='+',
+                        default=[5000])
+    parser.add_argument('--restart-clients', type=int, default=64)
+    parser.add_argument('--restart-max-hosts', type=int,
+                        help='replay this many hosts, spread over the cloud, '
+                             'instead of all')
     parser.add_argument('--repetitions', type=int, default=10)
     parser.add_argument('--warmup', type=int, default=2)
     parser.add_argument('--only', choices=SERVICES,
@@ -96,8 +119,10 @@ def parse_args(argv):
                         help='ports on 127.0.0.1 (default: free ones)')
     args = parser.parse_args(argv)
     if args.quick:
-        args.hosts = [40]
+        args.hosts = args.storm_hosts = args.restart_hosts = [40]
         args.warmup, args.repetitions, args.timeout = 1, 2, 10.0
+        args.storm_schedulers, args.storm_instances = [4], 20
+        args.restart_clients = 16
     return args
 
 
@@ -602,6 +627,17 @@ def describe(report):
                 report['date'], report['commit']))
 
 
+REGION = (
+    'The same cloud at every size, from 1,000 to 50,000 compute hosts '
+    '(`--hosts 1000 5000 20000 50000`); a 50,000-host cloud has about '
+    '370,000 providers, past the 200,000 providers a process keeps '
+    '(`placement_lite/db/stock.py`). The chart shows the p50 of each '
+    "candidates query against hosts (placement_lite's solid, the "
+    "reference's dashed, its timeouts left out) and the largest worker's "
+    'resident memory after the queries; the table, where placement_lite '
+    "stands against issue 33's goals (candidates queries only: bounded "
+    'ones have a limit; the wide trees are bounded).')
+
 #: The page's section on the other benchmark, which this one does not run.
 BULK_BODIES = """## Bulk bodies
 
@@ -625,16 +661,20 @@ the wall time is what the machine gave to other processes). The latest
 numbers are in [bulk-bodies.md](bulk-bodies.md)."""
 
 
-def write_markdown():
+def _reports(mode):
+    """The full reports of a mode ('bench', 'storm', 'restart'), by
+    hosts."""
     reports = []
-    for path in glob.glob(os.path.join(REPORTS, 'bench-[0-9]*.json')):
+    for path in glob.glob(os.path.join(REPORTS, '%s-[0-9]*.json' % mode)):
         with open(path) as source:
-            report = json.load(source)
-        if not report.get('quick'):
-            reports.append(report)
+            reports.append(json.load(source))
+    return sorted(reports, key=lambda report: report['hosts'])
+
+
+def write_markdown():
+    reports = _reports('bench')
     if not reports:
         return
-    reports.sort(key=lambda report: report['hosts'])
     parts = [
         '# Benchmark: allocation candidates, listings and other routes',
         '',
@@ -643,11 +683,11 @@ def write_markdown():
         'options). It creates a virtual environment with '
         'openstack-placement 16.0.0 under `.bench/` (once), starts a '
         'throwaway PostgreSQL and both services under uwsgi with the same '
-        'settings, loads the same cloud into both through the API '
-        '(`tests/bench/cloud.py`; the reference\'s loaded database is cached '
-        'in `.bench/cache`; with `--reference-from-lite` the reference gets '
-        'a copy of placement_lite\'s rows instead, the schemas being the '
-        'same), vacuums and analyzes both databases (`vacuumdb --analyze`: '
+        'settings, gives both the same cloud (`tests/bench/cloud.py`: '
+        'written into placement_lite\'s database by `tests/bench/builder.py`, '
+        'the rows the API would leave, and copied into the reference\'s, '
+        'the schemas being the same; with `--load api` loaded through each '
+        'API), vacuums and analyzes both databases (`vacuumdb --analyze`: '
         'a database in service has statistics and a visibility map, and '
         'autovacuum then stays out of the measurements), '
         'then times the named queries '
@@ -667,8 +707,14 @@ def write_markdown():
         'gets to choose from.',
         '',
         '| query | what it asks |', '|---|---|']
-    for entry in reports[0]['queries']:
+    for entry in reports[-1]['queries']:
         parts.append('| %s | %s |' % (entry['name'], entry['description']))
+    chart = os.path.join(os.path.dirname(MARKDOWN), scaling.CHART)
+    scaling.chart(reports, chart)
+    log('wrote %s' % chart)
+    parts += ['', '## Region scale', '', REGION, '',
+              '![p50 and memory against hosts](%s)' % scaling.CHART, '',
+              scaling.goals_table(reports)]
     for report in reports:
         parts += ['', '## %d compute hosts' % report['hosts'], '',
                   describe(report), '']
@@ -695,6 +741,9 @@ def write_markdown():
                       '(%d warm-up + %d timed rounds).' % (
                           report['warmup'], report['repetitions']),
                       '', writes_table(report)]
+    for module, mode in ((bench_storm, 'storm'), (bench_restart, 'restart')):
+        if _reports(mode):
+            parts += ['', module.markdown(_reports(mode))]
     parts += ['', BULK_BODIES]
     os.makedirs(os.path.dirname(MARKDOWN), exist_ok=True)
     with open(MARKDOWN, 'w') as out:
@@ -722,7 +771,7 @@ def main(argv=None):
         postgresql = connection.exec_driver_sql(
             'SHOW server_version').scalar()
     os.makedirs(REPORTS, exist_ok=True)
-    for hosts in args.hosts:
+    for hosts in args.hosts if 'queries' in args.modes else []:
         started = time.monotonic()
         report = run_size(hosts, args, names, venv)
         report.update({
@@ -748,6 +797,13 @@ def main(argv=None):
         print()
         log('N=%d took %.0f s; wrote %s' % (hosts, report['total_seconds'],
                                             path))
+    for hosts in args.storm_hosts if 'storm' in args.modes else []:
+        bench_storm.run(hosts, args.storm_schedulers, args.storm_instances,
+                        names, venv, args.quick, log)
+    for hosts in args.restart_hosts if 'restart' in args.modes else []:
+        bench_restart.run(hosts, args.restart_clients,
+                          min(8, args.restart_clients),
+                          args.restart_max_hosts, names, venv, args.quick, log)
     if not args.quick:
         write_markdown()
 

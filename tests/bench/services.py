@@ -259,14 +259,14 @@ def cloud_templates(cloud, names, venv, prefix, log=print):
     reference's a copy of its rows on the reference's own schema. Runs
     that change the cloud start on copies of these (:func:`start_on_copy`).
     Returns (databases, seconds the bulk write took)."""
-    lite = '%s_lite_%d_%d' % (prefix, cloud.hosts, os.getpid())
+    lite = '%s_lite_tpl_%d_%d' % (prefix, cloud.hosts, os.getpid())
     log('writing %d hosts (%d providers, %d consumers) in bulk'
         % (cloud.hosts, len(cloud.providers), len(cloud.consumers)))
     _url, seconds = builder.new_database(lite, cloud)
     log('written in %.0f s' % seconds)
     databases = {'placement_lite': lite}
     if 'reference' in names:
-        ref = '%s_reference_%d_%d' % (prefix, cloud.hosts, os.getpid())
+        ref = '%s_reference_tpl_%d_%d' % (prefix, cloud.hosts, os.getpid())
         url = harness.create_postgres_database(ref)
         reference(0, url, os.path.join(BENCH_DIR, ref), venv)  # its schema
         copy_to_reference(lite, ref)

@@ -281,9 +281,10 @@ def percentile(samples, fraction):
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def run(hosts, schedulers, instances, names, venv, log=print):
+def run(hosts, schedulers, instances, names, venv, quick=False, log=print):
     """Every storm at one size, each service on a fresh copy of the
-    cloud; the report, also written to reports/storm-<hosts>.json."""
+    cloud; the report, also written to reports/storm-<hosts>.json
+    (storm-quick-<hosts>.json for a smoke run)."""
     cloud = bench_cloud.build(hosts)
     kinds = provider_kinds(cloud)
     templates, seconds = services.cloud_templates(cloud, names, venv,
@@ -308,7 +309,8 @@ def run(hosts, schedulers, instances, names, venv, log=print):
             log(summary(result))
     report['load_after'] = os.getloadavg()[0]
     os.makedirs(REPORTS, exist_ok=True)
-    with open(os.path.join(REPORTS, 'storm-%d.json' % hosts), 'w') as out:
+    file_name = 'storm-quick-%d.json' if quick else 'storm-%d.json'
+    with open(os.path.join(REPORTS, file_name % hosts), 'w') as out:
         json.dump(report, out, indent=1)
     return report
 

@@ -1,0 +1,105 @@
+"""Where a named query's time and a process's memory go, in-process.
+
+    python -m tests.bench.profile --hosts 50000 --queries nova_flavor limit50
+    python -m tests.bench.profile --hosts 50000 --queries nova_flavor --memory
+
+Writes the benchmark's cloud in bulk (tests/bench/builder.py) into a
+database of the throwaway PostgreSQL and serves it in this process
+(tests.harness.Environment, the garbage collector set as a served process
+sets it). For each query: the first request (what a worker that has
+served nothing pays) under cProfile, then ``--repetitions`` warm requests
+under cProfile; each profile's top functions by own time and by
+cumulative time are printed. With ``--memory``, the first requests of the
+queries run under tracemalloc instead, and what the process still holds
+afterwards is printed by line of code, with its RSS.
+"""
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import time
+import tracemalloc
+
+from placement_lite import app
+from tests import harness
+from tests.bench import builder
+from tests.bench import cloud as bench_cloud
+from tests.bench import queries as bench_queries
+
+
+def _rss_mb():
+    with open('/proc/self/status') as status:
+        return int(status.read().split('VmRSS:')[1].split()[0]) / 1024
+
+
+def _print_profile(profiler, title, top):
+    for order in ('tottime', 'cumulative'):
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats(order).print_stats(top)
+        print('---- %s, by %s' % (title, order))
+        print(out.getvalue().split('\n\n', 2)[-1].rstrip())
+
+
+def _timed(environment, query):
+    started = time.perf_counter()
+    status, _headers, _raw = environment.respond('GET', query.path,
+                                                 version=query.version)
+    assert status == 200, status
+    return time.perf_counter() - started
+
+
+def profile(environment, queries, repetitions, top):
+    for query in queries:
+        profiler = cProfile.Profile()
+        seconds = profiler.runcall(_timed, environment, query)
+        _print_profile(profiler, '%s: first request, %.3f s'
+                       % (query.name, seconds), top)
+        profiler = cProfile.Profile()
+        taken = [profiler.runcall(_timed, environment, query)
+                 for _ in range(repetitions)]
+        _print_profile(profiler, '%s: %d warm requests, median %.3f s' % (
+            query.name, repetitions, sorted(taken)[len(taken) // 2]), top)
+
+
+def memory(environment, queries, top):
+    before = _rss_mb()
+    tracemalloc.start(1)
+    for query in queries:
+        print('%s: first request %.3f s (under tracemalloc)'
+              % (query.name, _timed(environment, query)))
+    snapshot = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    print('RSS %.0f MB before the queries, %.0f MB after; held by line:'
+          % (before, _rss_mb()))
+    for stat in snapshot.statistics('lineno')[:top]:
+        print('%8.1f MB %9d blocks  %s' % (stat.size / 2**20, stat.count,
+                                           stat.traceback))
+
+
+def main():
+    parser = argparse.ArgumentParser(prog='python -m tests.bench.profile',
+                                     description=__doc__.split('\n')[0])
+    parser.add_argument('--hosts', type=int, default=50000)
+    parser.add_argument('--queries', nargs='+', default=['nova_flavor'])
+    parser.add_argument('--repetitions', type=int, default=5)
+    parser.add_argument('--top', type=int, default=25)
+    parser.add_argument('--memory', action='store_true')
+    args = parser.parse_args()
+    cloud = bench_cloud.build(args.hosts)
+    named = {query.name: query for query in bench_queries.named_queries(cloud)}
+    url, seconds = builder.new_database('profile_%d_%d' % (
+        args.hosts, os.getpid()), cloud)
+    print('%d hosts written in %.0f s' % (args.hosts, seconds))
+    app.tune_garbage_collector()
+    environment = harness.Environment('postgresql', database_url=url)
+    queries = [named[name] for name in args.queries]
+    if args.memory:
+        memory(environment, queries, args.top)
+    else:
+        profile(environment, queries, args.repetitions, args.top)
+
+
+if __name__ == '__main__':
+    main()
