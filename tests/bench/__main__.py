@@ -71,6 +71,9 @@ def parse_args(argv):
     parser.add_argument('--storm-schedulers', type=int, nargs='+',
                         default=[8, 32])
     parser.add_argument('--storm-instances', type=int, default=1000)
+    parser.add_argument('--storm-seconds', type=float,
+                        help='begin no instance after this many seconds '
+                             'of a storm')
     parser.add_argument('--restart-hosts', type=int, nargs='+',
                         default=[5000])
     parser.add_argument('--restart-clients', type=int, default=64)
@@ -111,6 +114,9 @@ def parse_args(argv):
                              "placement_lite is loaded (the same schema), "
                              "instead of loading it through its API (about "
                              "1.5 h for 5000 hosts on 2 cores)")
+    parser.add_argument('--rewrite-docs', action='store_true',
+                        help='only write docs/benchmark.md and its chart '
+                             'again from the reports present')
     parser.add_argument('--note', default='',
                         help='a remark on the conditions of this run, kept '
                              'with its results (e.g. a busy machine)')
@@ -624,7 +630,9 @@ def describe(report):
                 report['processes'], report['threads'],
                 report['postgresql'], report['timeout'],
                 report['total_seconds'] / 60, report['machine'],
-                report['date'], report['commit']))
+                report['date'], report['commit'])) + (
+                    ' Load average %.1f before, %.1f after.' % tuple(
+                        report['load']) if 'load' in report else '')
 
 
 REGION = (
@@ -762,6 +770,9 @@ def _commit():
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.rewrite_docs:
+        write_markdown()
+        return
     # Stopped with SIGTERM, still stop the services and PostgreSQL.
     signal.signal(signal.SIGTERM, lambda *_args: sys.exit(143))
     names = [args.only] if args.only else list(SERVICES)
@@ -773,8 +784,10 @@ def main(argv=None):
     os.makedirs(REPORTS, exist_ok=True)
     for hosts in args.hosts if 'queries' in args.modes else []:
         started = time.monotonic()
+        load = os.getloadavg()[0]
         report = run_size(hosts, args, names, venv)
         report.update({
+            'load': [load, os.getloadavg()[0]],
             'quick': args.quick, 'note': args.note, 'warmup': args.warmup,
             'repetitions': args.repetitions, 'processes': args.processes,
             'threads': args.threads, 'timeout': args.timeout,
@@ -799,7 +812,7 @@ def main(argv=None):
                                             path))
     for hosts in args.storm_hosts if 'storm' in args.modes else []:
         bench_storm.run(hosts, args.storm_schedulers, args.storm_instances,
-                        names, venv, args.quick, log)
+                        names, venv, args.quick, args.storm_seconds, log)
     for hosts in args.restart_hosts if 'restart' in args.modes else []:
         bench_restart.run(hosts, args.restart_clients,
                           min(8, args.restart_clients),

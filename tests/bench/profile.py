@@ -9,18 +9,22 @@ database of the throwaway PostgreSQL and serves it in this process
 sets it). For each query: the first request (what a worker that has
 served nothing pays) under cProfile, then ``--repetitions`` warm requests
 under cProfile; each profile's top functions by own time and by
-cumulative time are printed. With ``--memory``, the first requests of the
+cumulative time are printed, and the SQL statements by the time the
+request waited for them. With ``--memory``, the first requests of the
 queries run under tracemalloc instead, and what the process still holds
 afterwards is printed by line of code, with its RSS.
 """
 
 import argparse
+import collections
 import cProfile
 import io
 import os
 import pstats
 import time
 import tracemalloc
+
+from sqlalchemy import event
 
 from placement_lite import app
 from tests import harness
@@ -35,11 +39,44 @@ def _rss_mb():
 
 
 def _print_profile(profiler, title, top):
-    for order in ('tottime', 'cumulative'):
+    """The top functions by own time, and placement_lite's by cumulative
+    time (the middleware wrapping every request left out)."""
+    for order, only in (('tottime', ''),
+                        ('cumulative', 'placement_lite/(engine|db|handlers)/')):
         out = io.StringIO()
-        pstats.Stats(profiler, stream=out).sort_stats(order).print_stats(top)
+        pstats.Stats(profiler, stream=out).sort_stats(order).print_stats(
+            only, top)
         print('---- %s, by %s' % (title, order))
         print(out.getvalue().split('\n\n', 2)[-1].rstrip())
+
+
+class Statements:
+    """The SQL statements run on ``db``'s engines: seconds and count by
+    statement (its first line)."""
+
+    def __init__(self, db):
+        self.seconds = collections.Counter()
+        self.counts = collections.Counter()
+        for engine in {db.engine, db.read_engine}:
+            event.listen(engine, 'before_cursor_execute', self._before)
+            event.listen(engine, 'after_cursor_execute', self._after)
+
+    def _before(self, conn, _cursor, _statement, *_args):
+        conn.info['bench_started'] = time.perf_counter()
+
+    def _after(self, conn, _cursor, statement, *_args):
+        key = ' '.join(statement.split())[:160]
+        self.seconds[key] += time.perf_counter() - conn.info.pop(
+            'bench_started')
+        self.counts[key] += 1
+
+    def report(self, top):
+        print('---- SQL statements by total time')
+        for key, seconds in self.seconds.most_common(top):
+            print('%8.1f ms %5d x  %s' % (1000 * seconds, self.counts[key],
+                                          key))
+        self.seconds.clear()
+        self.counts.clear()
 
 
 def _timed(environment, query):
@@ -51,16 +88,19 @@ def _timed(environment, query):
 
 
 def profile(environment, queries, repetitions, top):
+    statements = Statements(environment.db)
     for query in queries:
         profiler = cProfile.Profile()
         seconds = profiler.runcall(_timed, environment, query)
         _print_profile(profiler, '%s: first request, %.3f s'
                        % (query.name, seconds), top)
+        statements.report(top)
         profiler = cProfile.Profile()
         taken = [profiler.runcall(_timed, environment, query)
                  for _ in range(repetitions)]
         _print_profile(profiler, '%s: %d warm requests, median %.3f s' % (
             query.name, repetitions, sorted(taken)[len(taken) // 2]), top)
+        statements.report(top)
 
 
 def memory(environment, queries, top):

@@ -151,11 +151,12 @@ class Scheduler:
         return record
 
 
-def _scheduler(port, kinds, next_instance, instances, start, results):
+def _scheduler(port, kinds, next_instance, instances, deadline, start,
+               results):
     scheduler = Scheduler(services.HttpClient(port, timeout=120), kinds)
     records = []
     start.wait()
-    while True:
+    while time.monotonic() < deadline:
         with next_instance.get_lock():
             number = next_instance.value
             next_instance.value += 1
@@ -227,14 +228,19 @@ def check(service):
     return over, usages == allocated, allocated
 
 
-def storm(service, kinds, schedulers, instances):
-    """Run one storm against a started service; its results."""
+def storm(service, kinds, schedulers, instances, seconds=None):
+    """Run one storm against a started service; its results. With
+    ``seconds``, no instance is begun after that many seconds (the slow
+    service at the largest sizes): the rate is that of the instances
+    begun."""
     context = multiprocessing.get_context('fork')
     next_instance = context.Value('i', 0)
     start = context.Event()
     results = context.Queue()
+    deadline = time.monotonic() + (seconds or float('inf'))
     workers = [context.Process(target=_scheduler, args=(
-        service.port, kinds, next_instance, instances, start, results))
+        service.port, kinds, next_instance, instances, deadline, start,
+        results))
         for _ in range(schedulers)]
     for worker in workers:
         worker.start()
@@ -252,7 +258,7 @@ def storm(service, kinds, schedulers, instances):
              for pid, seconds in after.items()}
     placed = [record for record in records if record['placed']]
     return {
-        'schedulers': schedulers, 'instances': instances,
+        'schedulers': schedulers, 'instances': len(records),
         'placed': len(placed), 'failed': len(records) - len(placed),
         'wall_seconds': wall, 'per_second': len(placed) / wall,
         'place_seconds': [record['seconds'] for record in placed],
@@ -281,7 +287,8 @@ def percentile(samples, fraction):
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def run(hosts, schedulers, instances, names, venv, quick=False, log=print):
+def run(hosts, schedulers, instances, names, venv, quick=False, seconds=None,
+        log=print):
     """Every storm at one size, each service on a fresh copy of the
     cloud; the report, also written to reports/storm-<hosts>.json
     (storm-quick-<hosts>.json for a smoke run)."""
@@ -301,7 +308,7 @@ def run(hosts, schedulers, instances, names, venv, quick=False, log=print):
             try:
                 log('%s: %d schedulers placing %d instances on %d hosts'
                     % (name, count, instances, hosts))
-                result = storm(service, kinds, count, instances)
+                result = storm(service, kinds, count, instances, seconds)
             finally:
                 service.stop()
             result['service'] = name
@@ -332,7 +339,7 @@ def summary(result):
 
 def table(report):
     """The storms of one size, as markdown."""
-    lines = ['| service | schedulers | placed / asked | instances/s '
+    lines = ['| service | schedulers | placed / begun | instances/s '
              '| place p50 | p99 | candidates p50 | p99 | claim p50 | p99 '
              '| 409s | re-asks | failed | server CPU / instance '
              '| database CPU / instance | checks |',
@@ -414,12 +421,15 @@ def main(argv=None):
     parser.add_argument('--hosts', type=int, nargs='+', default=[1000])
     parser.add_argument('--schedulers', type=int, nargs='+', default=[8, 32])
     parser.add_argument('--instances', type=int, default=1000)
+    parser.add_argument('--seconds', type=float,
+                        help='begin no instance after this many seconds')
     parser.add_argument('--only', choices=('placement_lite', 'reference'))
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     names = [args.only] if args.only else ['placement_lite', 'reference']
     venv = services.reference_venv() if 'reference' in names else None
     for hosts in args.hosts:
-        run(hosts, args.schedulers, args.instances, names, venv)
+        run(hosts, args.schedulers, args.instances, names, venv,
+            seconds=args.seconds)
 
 
 if __name__ == '__main__':
