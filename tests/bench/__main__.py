@@ -31,7 +31,6 @@ import datetime
 import glob
 import hashlib
 import json
-import math
 import os
 import platform
 import signal
@@ -46,6 +45,7 @@ from tests.bench import queries as bench_queries
 from tests.bench import restart as bench_restart
 from tests.bench import scaling
 from tests.bench import services
+from tests.bench.services import percentile
 from tests.bench import storm as bench_storm
 from tests.bench import writes as bench_writes
 
@@ -134,12 +134,6 @@ def parse_args(argv):
 
 def log(message):
     print('[%s] %s' % (time.strftime('%H:%M:%S'), message), flush=True)
-
-
-def percentile(samples, fraction):
-    """Nearest-rank percentile."""
-    ordered = sorted(samples)
-    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
 
 
 def time_query(contestants, args):

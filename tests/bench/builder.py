@@ -157,7 +157,8 @@ def _aggregates(conn, providers, provider_ids, now):
     provider's membership."""
     uuids = {}
     for provider in providers:
-        uuids.update(dict.fromkeys(sorted(set(provider.aggregates) - set(uuids))))
+        new = set(provider.aggregates) - set(uuids)
+        uuids.update(dict.fromkeys(sorted(new)))
     table = tables.placement_aggregates
     _insert(conn, table, [{'uuid': uuid} for uuid in uuids], created_at=now)
     ids = dict(conn.execute(sa.select(table.c.uuid, table.c.id)).all())
@@ -177,9 +178,8 @@ def _owner_ids(conn, table, external_ids, now):
 
 
 def _consumers(conn, cloud, provider_ids, class_ids, now):
-    projects = _owner_ids(conn, tables.projects,
-                          [consumer.project_id for consumer in cloud.consumers],
-                          now)
+    projects = _owner_ids(conn, tables.projects, [
+        consumer.project_id for consumer in cloud.consumers], now)
     users = _owner_ids(conn, tables.users,
                        [consumer.user_id for consumer in cloud.consumers], now)
     types = tables.consumer_types

@@ -41,8 +41,8 @@ def _rss_mb():
 def _print_profile(profiler, title, top):
     """The top functions by own time, and placement_lite's by cumulative
     time (the middleware wrapping every request left out)."""
-    for order, only in (('tottime', ''),
-                        ('cumulative', 'placement_lite/(engine|db|handlers)/')):
+    ours = 'placement_lite/(engine|db|handlers)/'
+    for order, only in (('tottime', ''), ('cumulative', ours)):
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats(order).print_stats(
             only, top)

@@ -203,9 +203,9 @@ def run(hosts, clients, processes, max_hosts, names, venv, quick=False,
             'wall_seconds': wall, 'requests': requests,
             'per_second': requests / wall, 'statuses': statuses,
             'errors': errors[:20], 'error_count': len(errors),
-            'p50': {route: percentile(seconds, 0.5)
+            'p50': {route: services.percentile(seconds, 0.5)
                     for route, seconds in samples.items()},
-            'p99': {route: percentile(seconds, 0.99)
+            'p99': {route: services.percentile(seconds, 0.99)
                     for route, seconds in samples.items()},
             'count': {route: len(seconds) for route, seconds
                       in samples.items()}}
@@ -217,11 +217,6 @@ def run(hosts, clients, processes, max_hosts, names, venv, quick=False,
     with open(os.path.join(REPORTS, file_name % hosts), 'w') as out:
         json.dump(report, out, indent=1)
     return report
-
-
-def percentile(samples, fraction):
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 ROUTES = ('GET in_tree', 'GET inventories', 'GET traits', 'GET aggregates',

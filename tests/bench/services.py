@@ -11,6 +11,7 @@ import fcntl
 import glob
 import http.client
 import json
+import math
 import os
 import signal
 import subprocess
@@ -55,6 +56,14 @@ def _reference_venv(log):
     with open(marker, 'w') as out:
         out.write(wanted)
     return venv
+
+
+def percentile(samples, fraction):
+    """Nearest-rank percentile; None of no samples."""
+    if not samples:
+        return None
+    ordered = sorted(samples)
+    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
 
 
 class HttpClient:

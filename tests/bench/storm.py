@@ -280,13 +280,6 @@ def storm(service, kinds, schedulers, instances, seconds=None):
     }
 
 
-def percentile(samples, fraction):
-    if not samples:
-        return None
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
 def run(hosts, schedulers, instances, names, venv, quick=False, seconds=None,
         log=print):
     """Every storm at one size, each service on a fresh copy of the
@@ -331,10 +324,24 @@ def summary(result):
             're-asks %d, over capacity %d, usages match %s' % (
                 result['service'], result['schedulers'], result['placed'],
                 result['instances'], result['per_second'],
-                _ms(percentile(result['place_seconds'], 0.5)),
-                _ms(percentile(result['place_seconds'], 0.99)),
+                _ms(services.percentile(result['place_seconds'], 0.5)),
+                _ms(services.percentile(result['place_seconds'], 0.99)),
                 result['conflicts'], result['reasks'],
                 result['over_capacity'], result['usages_match']))
+
+
+def _percentiles(result, key):
+    """'p50 | p99' of ``result[key]``, in ms."""
+    return '%s | %s' % (_ms(services.percentile(result[key], 0.5)),
+                        _ms(services.percentile(result[key], 0.99)))
+
+
+def _checks(result):
+    if result['over_capacity'] == 0 and result['usages_match']:
+        return 'ok'
+    return '**%d over capacity, usages %s**' % (
+        result['over_capacity'],
+        'match' if result['usages_match'] else 'differ')
 
 
 def table(report):
@@ -347,27 +354,19 @@ def table(report):
              '|---:|---:|---:|---|']
     for result in report['storms']:
         placed = max(result['placed'], 1)
-        lines.append('| %s | %d | %d / %d | %.2f | %s | %s | %s | %s | %s '
-                     '| %s | %d | %d | %d | %s | %s | %s |' % (
+        lines.append('| %s | %d | %d / %d | %.2f | %s | %s | %s | %d | %d '
+                     '| %d | %s | %s | %s |' % (
                          result['service'], result['schedulers'],
                          result['placed'], result['instances'],
                          result['per_second'],
-                         _ms(percentile(result['place_seconds'], 0.5)),
-                         _ms(percentile(result['place_seconds'], 0.99)),
-                         _ms(percentile(result['candidates_seconds'], 0.5)),
-                         _ms(percentile(result['candidates_seconds'], 0.99)),
-                         _ms(percentile(result['claim_seconds'], 0.5)),
-                         _ms(percentile(result['claim_seconds'], 0.99)),
+                         _percentiles(result, 'place_seconds'),
+                         _percentiles(result, 'candidates_seconds'),
+                         _percentiles(result, 'claim_seconds'),
                          sum(result['conflicts'].values()), result['reasks'],
                          result['failed'],
                          _ms(result['server_cpu'] / placed),
                          _ms(result['database_cpu'] / placed),
-                         'ok' if result['over_capacity'] == 0
-                         and result['usages_match'] else
-                         '**%d over capacity, usages %s**' % (
-                             result['over_capacity'],
-                             'match' if result['usages_match']
-                             else 'differ')))
+                         _checks(result)))
     return '\n'.join(lines)
 
 
