@@ -10,7 +10,8 @@ sets it). For each query: the first request (what a worker that has
 served nothing pays) under cProfile, then ``--repetitions`` warm requests
 under cProfile; each profile's top functions by own time and by
 cumulative time are printed, and the SQL statements by the time the
-request waited for them. With ``--memory``, the first requests of the
+request waited for them. ``--claim-between`` claims an instance before
+each request, as in a storm; ``--warm-with`` sends other queries first. With ``--memory``, the first requests of the
 queries run under tracemalloc instead, and what the process still holds
 afterwards is printed by line of code, with its RSS.
 """
@@ -57,6 +58,8 @@ class Statements:
     def __init__(self, db):
         self.seconds = collections.Counter()
         self.counts = collections.Counter()
+        #: False while what runs is not profiled.
+        self.counting = True
         for engine in {db.engine, db.read_engine}:
             event.listen(engine, 'before_cursor_execute', self._before)
             event.listen(engine, 'after_cursor_execute', self._after)
@@ -65,18 +68,35 @@ class Statements:
         conn.info['bench_started'] = time.perf_counter()
 
     def _after(self, conn, _cursor, statement, *_args):
-        key = ' '.join(statement.split())[:160]
-        self.seconds[key] += time.perf_counter() - conn.info.pop(
-            'bench_started')
-        self.counts[key] += 1
+        started = conn.info.pop('bench_started')
+        if self.counting:
+            key = ' '.join(statement.split())[:160]
+            self.seconds[key] += time.perf_counter() - started
+            self.counts[key] += 1
 
     def report(self, top):
+        """Print the ``top`` statements, and forget them all."""
         print('---- SQL statements by total time')
         for key, seconds in self.seconds.most_common(top):
             print('%8.1f ms %5d x  %s' % (1000 * seconds, self.counts[key],
                                           key))
         self.seconds.clear()
         self.counts.clear()
+
+
+def claim(environment, cloud, number):
+    """A new instance on the busy host, as a claim of a storm: its
+    providers' generations move, and what a process keeps of them is
+    stale."""
+    marks = cloud.landmarks
+    status, _headers, body = environment.request(
+        'PUT', '/allocations/%s' % bench_cloud.make_uuid(
+            'profile-instance-%d' % number), {
+            'allocations': {marks['busy_numa']: {'resources': {
+                'VCPU': 1, 'MEMORY_MB': 16}}},
+            'project_id': marks['project'], 'user_id': marks['user'],
+            'consumer_generation': None}, version='1.36')
+    assert status == 204, body
 
 
 def _timed(environment, query):
@@ -87,17 +107,27 @@ def _timed(environment, query):
     return time.perf_counter() - started
 
 
-def profile(environment, queries, repetitions, top):
+def profile(environment, queries, repetitions, top, before=None):
+    """Profile each of ``queries``; ``before()``, when given, runs before
+    each request (outside the profile)."""
     statements = Statements(environment.db)
+    before = before or (lambda: None)
     for query in queries:
+        statements.counting = False
+        before()
+        statements.counting = True
         profiler = cProfile.Profile()
         seconds = profiler.runcall(_timed, environment, query)
         _print_profile(profiler, '%s: first request, %.3f s'
                        % (query.name, seconds), top)
         statements.report(top)
         profiler = cProfile.Profile()
-        taken = [profiler.runcall(_timed, environment, query)
-                 for _ in range(repetitions)]
+        taken = []
+        for _ in range(repetitions):
+            statements.counting = False
+            before()
+            statements.counting = True
+            taken.append(profiler.runcall(_timed, environment, query))
         _print_profile(profiler, '%s: %d warm requests, median %.3f s' % (
             query.name, repetitions, sorted(taken)[len(taken) // 2]), top)
         statements.report(top)
@@ -126,6 +156,13 @@ def main():
     parser.add_argument('--repetitions', type=int, default=5)
     parser.add_argument('--top', type=int, default=25)
     parser.add_argument('--memory', action='store_true')
+    parser.add_argument('--warm-with', nargs='+', default=[], metavar='NAME',
+                        help='queries sent once first, unprofiled (e.g. '
+                             'simple: a whole-cloud read fills what the '
+                             'process keeps)')
+    parser.add_argument('--claim-between', action='store_true',
+                        help='claim an instance before each request, as '
+                             'in a boot storm')
     args = parser.parse_args()
     cloud = bench_cloud.build(args.hosts)
     named = {query.name: query for query in bench_queries.named_queries(cloud)}
@@ -135,10 +172,15 @@ def main():
     app.tune_garbage_collector()
     environment = harness.Environment('postgresql', database_url=url)
     queries = [named[name] for name in args.queries]
+    for name in args.warm_with:
+        print('%s first: %.3f s' % (name, _timed(environment, named[name])))
     if args.memory:
         memory(environment, queries, args.top)
-    else:
-        profile(environment, queries, args.repetitions, args.top)
+        return
+    claims = iter(range(1 << 30))
+    profile(environment, queries, args.repetitions, args.top,
+            (lambda: claim(environment, cloud, next(claims)))
+            if args.claim_between else None)
 
 
 if __name__ == '__main__':
