@@ -9,9 +9,10 @@ database of the throwaway PostgreSQL and serves it in this process
 sets it). For each query: the first request (what a worker that has
 served nothing pays) under cProfile, then ``--repetitions`` warm requests
 under cProfile; each profile's top functions by own time and by
-cumulative time are printed, and the SQL statements by the time the
-request waited for them. ``--claim-between`` claims an instance before
-each request, as in a storm; ``--warm-with`` sends other queries first. With ``--memory``, the first requests of the
+cumulative time are printed, the SQL statements by the time the request
+waited for them, and the garbage collector's passes. ``--claim-between``
+claims an instance before each request, as in a storm; ``--warm-with``
+sends other queries first. With ``--memory``, the first requests of the
 queries run under tracemalloc instead, and what the process still holds
 afterwards is printed by line of code, with its RSS.
 """
@@ -19,6 +20,7 @@ afterwards is printed by line of code, with its RSS.
 import argparse
 import collections
 import cProfile
+import gc
 import io
 import os
 import pstats
@@ -99,6 +101,35 @@ def claim(environment, cloud, number):
     assert status == 204, body
 
 
+class Collections:
+    """The garbage collector's passes while counting: how many and how
+    long, by generation. (cProfile charges a pass to whatever function
+    allocated when it began.)"""
+
+    def __init__(self):
+        self.seconds = collections.Counter()
+        self.counts = collections.Counter()
+        self._started = None
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase, info):
+        if phase == 'start':
+            self._started = time.perf_counter()
+        elif self._started is not None:
+            generation = info['generation']
+            self.seconds[generation] += time.perf_counter() - self._started
+            self.counts[generation] += 1
+
+    def report(self):
+        print('---- garbage collector: %s' % (', '.join(
+            'generation %d: %d passes, %.0f ms' % (
+                generation, self.counts[generation],
+                1000 * self.seconds[generation])
+            for generation in sorted(self.counts)) or 'no pass'))
+        self.seconds.clear()
+        self.counts.clear()
+
+
 def _timed(environment, query):
     started = time.perf_counter()
     status, _headers, _raw = environment.respond('GET', query.path,
@@ -111,6 +142,7 @@ def profile(environment, queries, repetitions, top, before=None):
     """Profile each of ``queries``; ``before()``, when given, runs before
     each request (outside the profile)."""
     statements = Statements(environment.db)
+    passes = Collections()
     before = before or (lambda: None)
     for query in queries:
         statements.counting = False
@@ -121,6 +153,7 @@ def profile(environment, queries, repetitions, top, before=None):
         _print_profile(profiler, '%s: first request, %.3f s'
                        % (query.name, seconds), top)
         statements.report(top)
+        passes.report()
         profiler = cProfile.Profile()
         taken = []
         for _ in range(repetitions):
@@ -131,6 +164,7 @@ def profile(environment, queries, repetitions, top, before=None):
         _print_profile(profiler, '%s: %d warm requests, median %.3f s' % (
             query.name, repetitions, sorted(taken)[len(taken) // 2]), top)
         statements.report(top)
+        passes.report()
 
 
 def memory(environment, queries, top):
