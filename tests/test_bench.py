@@ -462,3 +462,29 @@ def test_first_requests_are_tabled_beside_the_p50():
                                              'reference': 'timeout'}}}
     assert bench.first_requests_table(report).splitlines()[2:] == [
         '| limit50 | 1500.0 ms | 10.0 ms | timeout | 300.0 ms |']
+
+
+class _Clocked:
+    """A client whose requests take ``seconds`` (of a patched clock)."""
+
+    def __init__(self, clock, seconds):
+        self.clock, self.seconds = clock, seconds
+
+    def fetch(self, method, path, version='1.39', timeout=None):
+        self.clock[0] += self.seconds
+        return 200, b'{"allocation_requests": [], "provider_summaries": {}}', (
+            self.seconds)
+
+
+def test_a_slow_service_does_not_cut_the_other_s_repetitions(monkeypatch):
+    clock = [0.0]
+    monkeypatch.setattr(bench.time, 'monotonic', lambda: clock[0])
+    query = bench_queries.Query('q', 'a query', ())
+    args = bench.parse_args(['--warmup', '1', '--repetitions', '5',
+                             '--query-budget', '90'])
+    results = bench.time_query({
+        'placement_lite': (_Clocked(clock, 1.0), None, query),
+        'reference': (_Clocked(clock, 40.0), None, query)}, args)
+    # The reference: 40 s of warm-up, then timed until past 90 s.
+    assert (len(results['placement_lite']['samples']),
+            len(results['reference']['samples'])) == (5, 2)

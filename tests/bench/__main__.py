@@ -95,9 +95,9 @@ def parse_args(argv):
     parser.add_argument('--timeout', type=float, default=120.0,
                         help='seconds before a request counts as "timeout"')
     parser.add_argument('--query-budget', type=float, default=600.0,
-                        help='seconds of timed requests per query and '
-                             'service before the remaining repetitions are '
-                             'skipped')
+                        help='seconds of requests (warm-up included) per '
+                             'query and service after which its remaining '
+                             'repetitions are skipped')
     parser.add_argument('--no-cache', action='store_true',
                         help="load the reference through its API even when "
                              "its database is cached in .bench/cache")
@@ -147,16 +147,21 @@ def time_query(contestants, args):
     """
     results = {key: {'status': None, 'count': None, 'samples': []}
                for key in contestants}
-    budget_end = time.monotonic() + args.query_budget
+    # Seconds each contestant's requests took: one slow service does not
+    # cut the other's repetitions.
+    spent = dict.fromkeys(contestants, 0.0)
     for run in range(args.warmup + args.repetitions):
         pending = [key for key, result in results.items()
-                   if result['status'] in (None, 200)]
-        if not pending or time.monotonic() > budget_end:
+                   if result['status'] in (None, 200)
+                   and spent[key] <= args.query_budget]
+        if not pending:
             break
         for key in pending:
             client, service, query = contestants[key]
+            started = time.monotonic()
             _measure(client, service, query, args, results[key],
                      timed=run >= args.warmup)
+            spent[key] += time.monotonic() - started
     for result in results.values():
         if result['samples']:
             result['p50'] = percentile(result['samples'], 0.5)
