@@ -488,3 +488,28 @@ def test_a_slow_service_does_not_cut_the_other_s_repetitions(monkeypatch):
     # The reference: 40 s of warm-up, then timed until past 90 s.
     assert (len(results['placement_lite']['samples']),
             len(results['reference']['samples'])) == (5, 2)
+
+
+def test_a_run_of_one_service_goes_into_the_report_of_both():
+    lite, slow = _timed(0.1), _timed(0.2)
+    existing = {'queries': [
+        {'name': 'simple', 'placement_lite': _timed(5.0),
+         'reference': _timed(50.0)},
+        {'name': 'rp_all', 'placement_lite': lite, 'reference': slow}],
+        'first_requests': {'simple': {'placement_lite': 9.0,
+                                      'reference': 'timeout'}},
+        'memory': {'placement_lite': [1], 'reference': [2]}}
+    measured = {'queries': [{'name': 'simple',
+                             'placement_lite': _timed(4.0)}],
+                'first_requests': {'simple': {'placement_lite': 8.0}},
+                'memory': {'placement_lite': [3]}, 'date': 'today',
+                'commit': 'abc', 'load': [1.0, 2.0]}
+    merged = bench.into_report(existing, measured, 'placement_lite')
+    assert [(entry['placement_lite']['p50'], entry['reference']['p50'])
+            for entry in merged['queries']] == [(4.0, 50.0), (0.1, 0.2)]
+    assert merged['first_requests'] == {
+        'simple': {'placement_lite': 8.0, 'reference': 'timeout'}}
+    assert merged['memory'] == {'placement_lite': [3], 'reference': [2]}
+    assert merged['note'] == (
+        "placement_lite's results of simple are those of a run of it alone "
+        '(today, commit abc, load average 1.0 before, 2.0 after).')

@@ -117,6 +117,12 @@ def parse_args(argv):
     parser.add_argument('--rewrite-docs', action='store_true',
                         help='only write docs/benchmark.md and its chart '
                              'again from the reports present')
+    parser.add_argument('--into-report', action='store_true',
+                        help='with --only: put what this run measured of '
+                             'the service into the existing report of the '
+                             'size, in place of its results there (queries, '
+                             'first requests, memory), keeping the other '
+                             "service's")
     parser.add_argument('--note', default='',
                         help='a remark on the conditions of this run, kept '
                              'with its results (e.g. a busy machine)')
@@ -472,6 +478,26 @@ def first_requests_table(report):
     return '\n'.join(lines)
 
 
+def into_report(existing, measured, service):
+    """``existing`` (a report) with ``service``'s results of the queries,
+    first requests and memory replaced by those of ``measured``, a run of
+    that service alone; the run's description noted."""
+    by_name = {entry['name']: entry for entry in measured['queries']}
+    for entry in existing['queries']:
+        if entry['name'] in by_name:
+            entry[service] = by_name[entry['name']][service]
+    for name, first in measured.get('first_requests', {}).items():
+        existing.setdefault('first_requests', {}).setdefault(name, {})[
+            service] = first[service]
+    existing.setdefault('memory', {})[service] = measured['memory'][service]
+    existing['note'] = ' '.join(filter(None, [
+        existing.get('note'), "%s's results of %s are those of a run of it "
+        'alone (%s, commit %s, load average %.1f before, %.1f after).' % (
+            service, ', '.join(sorted(by_name)), measured['date'],
+            measured['commit'], *measured['load'])]))
+    return existing
+
+
 def _entry(query):
     """The report entry of ``query``, before its results."""
     entry = {'name': query.name, 'description': query.description,
@@ -797,6 +823,9 @@ def main(argv=None):
             'total_seconds': round(time.monotonic() - started, 1)})
         name = 'bench-quick-%d.json' if args.quick else 'bench-%d.json'
         path = os.path.join(REPORTS, name % hosts)
+        if args.only and args.into_report and os.path.exists(path):
+            with open(path) as source:
+                report = into_report(json.load(source), report, args.only)
         with open(path, 'w') as out:
             json.dump(report, out, indent=2)
         print()
