@@ -201,18 +201,22 @@ def _server_pids(service):
 
 
 def check(service):
-    """(providers over capacity, the project's usages equal its
-    allocations) after a storm, read from the service's database."""
+    """([provider, class, used, capacity] of each inventory over capacity,
+    whether the project's usages equal its allocations, the allocations)
+    after a storm, read from the service's database."""
     engine = sa.create_engine(harness.postgres_server().url(service.database))
     try:
         with engine.connect() as conn:
-            over = conn.execute(sa.text(
-                'SELECT count(*) FROM (SELECT resource_provider_id, '
+            over = [list(row) for row in conn.execute(sa.text(
+                'SELECT rp.name, rc.name, u.used, (i.total - i.reserved) '
+                '* i.allocation_ratio FROM (SELECT resource_provider_id, '
                 'resource_class_id, sum(used) AS used FROM allocations '
                 'GROUP BY 1, 2) u JOIN inventories i USING '
                 '(resource_provider_id, resource_class_id) '
-                'WHERE u.used > (i.total - i.reserved) * i.allocation_ratio'
-            )).scalar()
+                'JOIN resource_providers rp ON rp.id = u.resource_provider_id '
+                'JOIN resource_classes rc ON rc.id = u.resource_class_id '
+                'WHERE u.used > (i.total - i.reserved) * i.allocation_ratio '
+                'ORDER BY 1, 2'))]
             allocated = dict(conn.execute(sa.text(
                 'SELECT rc.name, sum(a.used) FROM allocations a '
                 'JOIN consumers c ON c.uuid = a.consumer_id '
@@ -275,7 +279,8 @@ def storm(service, kinds, schedulers, instances, seconds=None):
         'server_cpu': sum(spent[pid] for pid in servers if pid in spent),
         'database_cpu': sum(seconds for pid, seconds in spent.items()
                             if pid not in servers),
-        'over_capacity': over, 'usages_match': usages_match,
+        'over_capacity': len(over), 'over': over,
+        'usages_match': usages_match,
         'allocated': allocated,
     }
 
@@ -287,10 +292,10 @@ def run(hosts, schedulers, instances, names, venv, quick=False, seconds=None,
     (storm-quick-<hosts>.json for a smoke run)."""
     cloud = bench_cloud.build(hosts)
     kinds = provider_kinds(cloud)
-    templates, seconds = services.cloud_templates(cloud, names, venv,
-                                                  'storm', log)
+    templates, build_seconds = services.cloud_templates(cloud, names, venv,
+                                                        'storm', log)
     report = {'hosts': hosts, 'providers': len(cloud.providers),
-              'build_seconds': round(seconds, 1), 'storms': [],
+              'build_seconds': round(build_seconds, 1), 'storms': [],
               'date': datetime.datetime.now(datetime.timezone.utc).strftime(
                   '%Y-%m-%d %H:%M UTC'), 'load': os.getloadavg()[0]}
     for count in schedulers:
@@ -339,8 +344,10 @@ def _percentiles(result, key):
 def _checks(result):
     if result['over_capacity'] == 0 and result['usages_match']:
         return 'ok'
-    return '**%d over capacity, usages %s**' % (
-        result['over_capacity'],
+    over = ', '.join('%s %s %d > %g' % tuple(row)
+                     for row in result.get('over', [])[:3])
+    return '**%d over capacity%s, usages %s**' % (
+        result['over_capacity'], ' (%s)' % over if over else '',
         'match' if result['usages_match'] else 'differ')
 
 
