@@ -669,7 +669,11 @@ REGION = (
     "reference's dashed, its timeouts left out) and the largest worker's "
     'resident memory after the queries; the table, where placement_lite '
     "stands against issue 33's goals (candidates queries only: bounded "
-    'ones have a limit; the wide trees are bounded).')
+    'ones have a limit; the wide trees are bounded). `python -m '
+    'tests.bench.profile --hosts 50000 --queries nova_flavor` shows where '
+    "a query's time goes (cProfile, its SQL statements, the garbage "
+    'collector), in-process on the same cloud; `--claim-between` as in a '
+    'storm.')
 
 #: The page's section on the other benchmark, which this one does not run.
 BULK_BODIES = """## Bulk bodies
