@@ -45,6 +45,11 @@ class Query:
     def candidates(self):
         return self.route == '/allocation_candidates'
 
+    @property
+    def bounded(self):
+        """Whether the answer has a limit (candidates queries)."""
+        return any(name == 'limit' for name, _value in self.params)
+
 
 def _listing(name, description, params=()):
     return Query(name, description, params, route='/resource_providers')
@@ -112,6 +117,10 @@ def named_queries(cloud):
               (('resources', 'VCPU:4,MEMORY_MB:8192,DISK_GB:80'),
                ('root_required', '!COMPUTE_STATUS_DISABLED'),
                ('limit', '1000'))),
+        Query('nova_flavor_50', "nova's request, limit=50",
+              (('resources', 'VCPU:4,MEMORY_MB:8192,DISK_GB:80'),
+               ('root_required', '!COMPUTE_STATUS_DISABLED'),
+               ('limit', '50'))),
         Query('none_fits', 'more memory than any provider has',
               (('resources', 'MEMORY_MB:1048576'),)),
         _listing('rp_all', 'GET /resource_providers: every provider'),
