@@ -87,7 +87,7 @@ def find_candidates(database, conf, request, nested_aware=True):
                 windows = (snapshot.Window(searcher.explained_root,
                                            searcher.explained_root, False),)
             searched = _searched(searcher, request, windows, nested_aware,
-                                 shuffle, tally)
+                                 shuffle, tally, roomiest_first=spread)
             if spread:
                 chosen, roots = _spread(searched, bound, strategy)
                 shown = None
@@ -111,11 +111,13 @@ def find_candidates(database, conf, request, nested_aware=True):
     return found
 
 
-def _searched(searcher, request, windows, nested_aware, shuffle, tally):
+def _searched(searcher, request, windows, nested_aware, shuffle, tally,
+              roomiest_first=False):
     """(SearchResult, combine.Combiner) for each of ``windows`` (see
     _windows) where every group can be served, in turn, lazily: the one
     driver of windowed and whole-cloud searches. A candidate found in one
-    window is not given again by a later one."""
+    window is not given again by a later one. ``roomiest_first``: see
+    combine."""
     seen = set()
     for window in windows:
         found = searcher.search(window)
@@ -123,7 +125,7 @@ def _searched(searcher, request, windows, nested_aware, shuffle, tally):
             yield found, combine.Combiner(
                 found, request, parents=searcher.snapshot.parents,
                 nested_aware=nested_aware, shuffle=shuffle, seen=seen,
-                tally=tally)
+                tally=tally, roomiest_first=roomiest_first)
 
 
 def _spread(searched, bound, strategy):

@@ -197,12 +197,18 @@ def main():
     parser.add_argument('--claim-between', action='store_true',
                         help='claim an instance before each request, as '
                              'in a boot storm')
+    parser.add_argument('--database-url',
+                        help="a database already holding the benchmark's "
+                             'cloud of --hosts (written by builder.write), '
+                             'to profile again without writing it')
     args = parser.parse_args()
     cloud = bench_cloud.build(args.hosts)
     named = {query.name: query for query in bench_queries.named_queries(cloud)}
-    url, seconds = builder.new_database('profile_%d_%d' % (
-        args.hosts, os.getpid()), cloud)
-    print('%d hosts written in %.0f s' % (args.hosts, seconds))
+    url = args.database_url
+    if url is None:
+        url, seconds = builder.new_database('profile_%d_%d' % (
+            args.hosts, os.getpid()), cloud)
+        print('%d hosts written in %.0f s' % (args.hosts, seconds))
     app.tune_garbage_collector()
     environment = harness.Environment('postgresql', database_url=url)
     queries = [named[name] for name in args.queries]

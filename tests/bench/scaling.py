@@ -234,16 +234,17 @@ def _scaling_goals(reports):
                          '{:,}'.format(worst[3]['hosts'])),
                      worst[0] <= 1))
     under = [report for report in reports
-             if report['providers'] <= stock.LIMIT]
-    over = [report for report in reports if report['providers'] > stock.LIMIT]
+             if report['providers'] <= stock.PRUNE_AT]
+    over = [report for report in reports
+            if report['providers'] > stock.PRUNE_AT]
     if under and over:
         step = [(under[-1], over[0])]
         crossing = _growth(reports, True, step) + _growth(reports, False,
                                                           step)
         worst = max(crossing, key=_first)
-        rows.append(('no cliff at the cache cap (%s providers): %s to %s '
-                     'hosts within the goals above' % (
-                         '{:,}'.format(stock.LIMIT),
+        rows.append(('no cliff where a process starts pruning what it '
+                     'keeps (%s providers): %s to %s hosts within the '
+                     'goals above' % ('{:,}'.format(stock.PRUNE_AT),
                          '{:,}'.format(under[-1]['hosts']),
                          '{:,}'.format(over[0]['hosts'])),
                      'worst: %s %.2fx for %.1fx the hosts' % (
