@@ -174,6 +174,10 @@ class Snapshot:
                                  with_also=bool(also_ids),
                                  of_classes=of_classes), params
 
+    def read_whole_cloud(self):
+        """Read every provider (what warm_caches needs)."""
+        self._read(scope_reads.WHOLE_CLOUD, {})
+
     def _roots(self):
         if self._root_count is None:
             self._root_count = candidates.root_count(self.conn)

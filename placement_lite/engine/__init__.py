@@ -111,6 +111,15 @@ def find_candidates(database, conf, request, nested_aware=True):
     return found
 
 
+def warm_caches(database):
+    """Read the whole cloud once into what the process keeps between
+    requests (db.snapshot): the first request searching every tree then
+    finds it kept, as later ones do."""
+    with database.replica_reader() as conn:
+        snapshot.Snapshot(conn, db.read_known(
+            conn, (), (), (), ()).class_names).read_whole_cloud()
+
+
 def _searched(searcher, request, windows, nested_aware, shuffle, tally,
               roomiest_first=False):
     """(SearchResult, combine.Combiner) for each of ``windows`` (see
