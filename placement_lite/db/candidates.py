@@ -135,9 +135,6 @@ class Known(typing.NamedTuple):
 
     #: {id: name} of every resource class.
     class_names: dict
-    #: Ids of the providers that share their inventory with their
-    #: aggregates.
-    sharing: set
     #: {class id: the most one provider could give of it if nothing were
     #: used}, for the classes named that some provider has.
     largest: dict
@@ -160,9 +157,6 @@ def _rows(kind, id_, name=_NO_NAME, amount=_NO_AMOUNT):
 
 _KNOWN = sa.union_all(
     _rows(0, rc.c.id, rc.c.name),
-    _rows(1, rpt.c.resource_provider_id)
-    .select_from(rpt.join(traits, traits.c.id == rpt.c.trait_id))
-    .where(traits.c.name == SHARING_TRAIT),
     _rows(2, rc.c.id, amount=sa.select(sa.func.max(tables.largest_unit(_inv)))
           .where(_inv.c.resource_class_id == rc.c.id).scalar_subquery())
     .where(rc.c.name.in_(links.list_param('classes'))),
@@ -178,7 +172,7 @@ def read_known(conn, classes, trait_names, aggregate_uuids, tree_uuids):
     """The Known of a request naming these classes, traits, aggregates and
     in_tree providers: every lookup a search needs before it filters
     providers, in one round trip."""
-    class_names, sharing, largest = {}, set(), {}
+    class_names, largest = {}, {}
     trait_ids, aggregate_ids_, tree_roots = {}, {}, {}
     found = conn.execute(_KNOWN, {
         'classes': sorted(classes), 'traits': sorted(trait_names),
@@ -186,8 +180,6 @@ def read_known(conn, classes, trait_names, aggregate_uuids, tree_uuids):
     for kind, id_, name, amount in found:
         if kind == 0:
             class_names[id_] = name
-        elif kind == 1:
-            sharing.add(id_)
         elif kind == 2:
             if amount is not None:
                 largest[id_] = amount
@@ -197,8 +189,19 @@ def read_known(conn, classes, trait_names, aggregate_uuids, tree_uuids):
             aggregate_ids_[name] = id_
         else:
             tree_roots[name] = id_
-    return Known(class_names, sharing, largest, trait_ids, aggregate_ids_,
-                 tree_roots)
+    return Known(class_names, largest, trait_ids, aggregate_ids_, tree_roots)
+
+
+_SHARING = (sa.select(rpt.c.resource_provider_id)
+            .select_from(rpt.join(traits, traits.c.id == rpt.c.trait_id))
+            .where(traits.c.name == SHARING_TRAIT))
+
+
+def sharing_provider_ids(conn):
+    """Ids of every provider sharing its inventory with its aggregates
+    (for the providers a search did not read: the stock of those it read
+    tells)."""
+    return set(conn.execute(_SHARING).scalars())
 
 
 _AGGREGATES_OF = (

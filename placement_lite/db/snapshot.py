@@ -207,6 +207,18 @@ class Snapshot:
         return {provider_id: providers[provider_id][2].uuid
                 for provider_id in provider_ids if provider_id in providers}
 
+    def sharing_among(self, provider_ids):
+        """Those of ``provider_ids`` (all read) sharing their inventory:
+        the trait is in their stock."""
+        providers = self._providers
+        return {p for p in provider_ids
+                if candidates.SHARING_TRAIT in providers[p][2].trait_names}
+
+    def unread(self, provider_ids):
+        """Those of ``provider_ids`` not read (reads nothing)."""
+        providers = self._providers
+        return {p for p in provider_ids if p not in providers}
+
     def trait_names(self, provider_id):
         """The trait names of a provider read (reads nothing)."""
         return self._providers[provider_id][2].trait_names

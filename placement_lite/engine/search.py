@@ -29,6 +29,7 @@ without explain).
 """
 
 import dataclasses
+import functools
 
 from placement_lite import errors
 from placement_lite.db import candidates as db
@@ -123,7 +124,7 @@ class Searcher:
         #: What the providers searched have and use.
         self.snapshot = snapshot.Snapshot(conn, known.class_names)
         self.tally = tally
-        tally.start(known.class_names, self.snapshot, known.sharing)
+        tally.start(known.class_names, self.snapshot)
         #: The root of the tree explain=<uuid> names, or None.
         self.explained_root = None
         if explained:
@@ -179,7 +180,8 @@ class Searcher:
             roots.update(searcher.resourceless_roots)
         anchors = set.intersection(*(set(g.by_anchor) for g in groups))
         self.tally.all_groups(anchors)
-        return SearchResult(groups, capacities, roots, self.names.sharing,
+        return SearchResult(groups, capacities, roots,
+                            in_window.sharing_among(roots),
                             self.names.class_names, sorted(anchors),
                             self.snapshot)
 
@@ -228,10 +230,11 @@ class _Names:
     def class_names(self):
         return self.known.class_names
 
-    @property
-    def sharing(self):
-        """The providers sharing their inventory."""
-        return self.known.sharing
+    @functools.cached_property
+    def every_sharing_provider(self):
+        """Ids of every provider of the cloud sharing its inventory, read
+        when first needed: only for providers a search did not read."""
+        return db.sharing_provider_ids(self.conn)
 
     @property
     def largest(self):
@@ -255,8 +258,7 @@ class _InWindow:
         #: over the whole cloud, of those asked for so far.
         self._anchors_of_sharing = None if window is None else (
             db.sharing_anchors_in_window(names.conn, window.first,
-                                         window.last)
-            if names.sharing else {})
+                                         window.last))
 
     def inventories(self, in_tree, tree_root):
         """{rc id: {provider id: scope_reads.Capacity}} in the window (and
@@ -266,9 +268,21 @@ class _InWindow:
         if in_tree not in self._inventories:
             self._inventories[in_tree] = self.snapshot.capacities(
                 self.names.classes_by_tree[in_tree], tree_root, self.window,
-                also_ids=(self.names.sharing if self.window is None
+                also_ids=(() if self.window is None
                           else set(self._anchors_of_sharing)))
         return self._inventories[in_tree]
+
+    def sharing_among(self, provider_ids):
+        """Those of ``provider_ids`` sharing their inventory: told by the
+        stocks read, or for a provider not read (a resourceless group's)
+        by every_sharing_provider."""
+        unread = self.snapshot.unread(provider_ids)
+        found = self.snapshot.sharing_among(
+            provider_ids if not unread else
+            [p for p in provider_ids if p not in unread])
+        if unread:
+            found |= unread & self.names.every_sharing_provider
+        return found
 
     def tree_providers(self, root_id):
         """{provider id: uuid} of the tree ``root_id`` in the window, as
@@ -390,7 +404,6 @@ class _GroupSearch:
         self.group = group
         self.names = names
         self.conn = names.conn
-        self.sharing = names.sharing
         self._filters = None
         self._resourceless = None
         self.by_class = {}
@@ -532,7 +545,7 @@ class _GroupSearch:
                 return {}
             self.resourceless_roots.update(roots)
         sharing_here = in_window.sharing_anchors(
-            sorted(providers & self.sharing))
+            sorted(in_window.sharing_among(providers)))
         pairs = [(provider_id, anchor) for provider_id in sorted(providers)
                  for anchor in ({roots[provider_id]}
                                 | sharing_here.get(provider_id, set()))]
@@ -640,7 +653,7 @@ class _GroupSearch:
         traits_of = in_window.snapshot.trait_names
         pairs = [(p, capacity.root_id) for p, capacity in capable.items()]
         if filters.tree_root is None:
-            shared = _lacking_traits(set(capable) & self.sharing,
+            shared = _lacking_traits(in_window.sharing_among(capable),
                                      filters.forbidden_names, traits_of)
             if in_aggregates is not None:
                 shared &= in_aggregates
