@@ -14,7 +14,7 @@ api-ref/extensions.md; in short, for a candidate ``c`` under the tree
      c's index in t's generation order)
 
 Bounded work: every tree that can serve the request gets an optimistic
-key (:class:`_Tree`), a bound no candidate of the tree can beat, made from
+key (:meth:`_Keys.bound`), a bound no candidate of the tree can beat, made from
 what the search read (each provider's capacity and usage, the options of
 each group). Trees are walked best bound first; the walk stops when the
 next tree's bound is worse than the ``limit``-th best key found, so only
