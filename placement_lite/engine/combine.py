@@ -196,9 +196,12 @@ class Combiner:
         self._parents = self._parents_of_trees(
             {result.root_of(p) for p in offered})
 
-    def for_anchor(self, anchor):
-        """Lazily yield every allocation request under ``anchor``."""
-        requests = self._requests(anchor, self.rules, self.seen)
+    def for_anchor(self, anchor, every=False):
+        """Lazily yield every allocation request under ``anchor``; with
+        ``every``, also those made only of sharing providers that an
+        earlier anchor gave (ranking keeps the best of them)."""
+        requests = self._requests(anchor, self.rules,
+                                  None if every else self.seen)
         if self.tally.active:
             return self._tallied(anchor, requests)
         return requests
@@ -227,9 +230,9 @@ class Combiner:
                 self.tally.walked(anchor, None)
             yield request
         if not given:
-            self.tally.walked(anchor, self._dropped_by(anchor))
+            self.tally.walked(anchor, self.dropped_by(anchor))
 
-    def _dropped_by(self, anchor):
+    def dropped_by(self, anchor):
         """The first rule such that no request under ``anchor`` meets it
         and every rule before it; None when every rule is met (its
         requests were all given by an earlier tree)."""

@@ -82,6 +82,8 @@ class Explanation:
     walked: int
     #: The provider uuid of explain=<uuid>, or None.
     provider: typing.Optional[str]
+    #: rank.RankExplanation of a ranked request (1.42), or None.
+    ranking: typing.Optional[object] = None
 
 
 class Tally:

@@ -42,6 +42,7 @@ from tests import harness
 from tests.bench import builder
 from tests.bench import cloud as bench_cloud
 from tests.bench import queries as bench_queries
+from tests.bench import ranked as bench_ranked
 from tests.bench import restart as bench_restart
 from tests.bench import scaling
 from tests.bench import services
@@ -782,7 +783,7 @@ def write_markdown():
     for module, mode in ((bench_storm, 'storm'), (bench_restart, 'restart')):
         if _reports(mode):
             parts += ['', module.markdown(_reports(mode))]
-    parts += ['', BULK_BODIES]
+    parts += ['', bench_ranked.SECTION, BULK_BODIES]
     os.makedirs(os.path.dirname(MARKDOWN), exist_ok=True)
     with open(MARKDOWN, 'w') as out:
         out.write('\n'.join(parts) + '\n')
