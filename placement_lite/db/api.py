@@ -57,11 +57,6 @@ from sqlalchemy.pool import NullPool
 LOG = logging.getLogger(__name__)
 
 _WRITE = 'placement_lite_write'
-#: Key of a PostgreSQL advisory lock that serialises start-up work
-#: (migrations) across processes and hosts.
-_STARTUP_LOCK = 0x706c6163656d6e74
-#: Name of the MySQL/MariaDB user lock (GET_LOCK) doing the same.
-_MYSQL_STARTUP_LOCK = 'placement_lite_startup'
 #: How many times a write is tried again by default (``[placement]
 #: allocation_conflict_retry_count``'s default).
 WRITE_RETRIES = 10
@@ -270,38 +265,6 @@ class Database:
                     'attempts; it changed nothing.', attempts)
         raise StillConflicting(describe_error(conflict)) from conflict
 
-    @contextlib.contextmanager
-    def startup_writer(self):
-        """A writer that runs alone among all processes and hosts starting
-        on this database (SQLite's writers always do)."""
-        if self.dialect == 'mysql':
-            with self._mysql_startup_lock(), self.writer() as conn:
-                yield conn
-            return
-        with self.writer() as conn:
-            if self.dialect == 'postgresql':
-                conn.execute(sa.select(sa.func.pg_advisory_xact_lock(
-                    _STARTUP_LOCK)))
-            yield conn
-
-    @contextlib.contextmanager
-    def _mysql_startup_lock(self):
-        """MySQL/MariaDB: a user lock, held on a connection of its own
-        until the writer's transaction has ended (a user lock belongs to a
-        session, not to a transaction; DDL commits as it goes)."""
-        with self.engine.connect() as conn:
-            # MariaDB has no infinite wait (a negative timeout is NULL,
-            # not the lock): a year; 1 when taken.
-            while conn.execute(sa.select(sa.func.get_lock(
-                    _MYSQL_STARTUP_LOCK, 365 * 86400))).scalar() != 1:
-                time.sleep(1)
-            try:
-                yield
-            finally:
-                conn.execute(sa.select(sa.func.release_lock(
-                    _MYSQL_STARTUP_LOCK)))
-                conn.commit()
-
     def dispose(self):
         """Close every pooled connection."""
         for engine in {self.engine, self.read_engine, self.replica_engine}:
@@ -347,6 +310,25 @@ def describe_error(exc):
         return '%s: %s' % (type(exc.orig).__name__,
                            ' '.join(str(exc.orig).split()))
     return '%s: %s' % (type(exc).__name__, exc)
+
+
+#: PostgreSQL SQLSTATEs saying that what a statement would create exists:
+#: unique violation, duplicate table, duplicate object (an index...),
+#: duplicate column.
+_DUPLICATE_SQLSTATES = {'23505', '42P07', '42710', '42701'}
+#: MySQL/MariaDB errors doing the same: table exists, duplicate column,
+#: duplicate key name, duplicate entry.
+_MYSQL_DUPLICATES = (1050, 1060, 1061, 1062)
+
+
+def is_duplicate(exc):
+    """Whether ``exc`` says that a table, column, index or unique key a
+    statement would create exists already (made by another process; on
+    SQLite a writer runs alone and never meets one)."""
+    if not isinstance(exc, sa.exc.DBAPIError):
+        return False
+    return (getattr(exc.orig, 'pgcode', None) in _DUPLICATE_SQLSTATES
+            or is_mysql_error(exc, *_MYSQL_DUPLICATES))
 
 
 def is_unavailable(exc):
