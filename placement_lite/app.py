@@ -22,6 +22,7 @@ import webob.exc
 
 from placement_lite import conf as config
 from placement_lite import context
+from placement_lite import engine
 from placement_lite import errors
 from placement_lite import microversion
 from placement_lite import policy
@@ -357,6 +358,8 @@ def build_app(conf, db=None):
     db = db or db_api.from_conf(conf)
     db_api.retry_while_unavailable(db, conf.placement_database,
                                    lambda: _prepare_database(conf, db))
+    if conf.placement.warm_caches_on_start:
+        engine.warm_caches(db)
     db.dispose()
     enforcer = policy.Enforcer(conf)
 

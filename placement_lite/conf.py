@@ -131,6 +131,15 @@ placement_opts = [
                                    'turn')],
         help='Order in which candidates are generated across provider trees '
              'when max_allocation_candidates bounds the result.'),
+    cfg.BoolOpt(
+        'warm_caches_on_start', default=True,
+        help='placement_lite: read every provider into what a process keeps '
+             'for allocation candidates while the application is built, '
+             'before it serves: under a server that forks its workers '
+             'afterwards they share what was read, otherwise each worker '
+             'reads it before it takes a request. Off, the first request '
+             'that searches the whole cloud reads it (seconds at tens of '
+             'thousands of hosts).'),
 ]
 
 workarounds_opts = [

@@ -84,11 +84,14 @@ DEVICE_PROFILES = Version(1, 40)
 #: reference deferred: root_member_of, group_policy=isolate:<suffixes>,
 #: same_subtree with ``!`` suffixes.
 EXPLAIN = Version(1, 41)
+#: Ranked allocation candidates: rank_by, preferred traits, prioritized
+#: alternatives (engine/rank.py).
+RANKED = Version(1, 42)
 
 #: The newest microversion of openstack-placement 16.0.0.
 REFERENCE_MAXIMUM = ANY_TRAITS
 #: The newest with extensions.
-EXTENSION_MAXIMUM = EXPLAIN
+EXTENSION_MAXIMUM = RANKED
 
 
 def versions(enable_extensions):

@@ -143,6 +143,10 @@ def _after_execute(conn, statement, multiparams, params, execution_options,
             ids = [provider_id for provider_id, in before]
         for provider_id in ids:
             state.written.setdefault(provider_id, table)
+    elif isinstance(statement, sa.Insert) and statement.select is not None:
+        # INSERT ... SELECT of providers with their ids (tests/bench/builder.py).
+        state.accounted.update(conn.execute(sa.select(
+            statement.select.subquery().c.id)).scalars())
     elif isinstance(statement, sa.Insert):
         state.accounted.update(
             row[0] for row in result.inserted_primary_key_rows)

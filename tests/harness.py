@@ -10,9 +10,9 @@ recreated from their ``SHOW CREATE TABLE`` and their rows copied (MariaDB).
 
 PostgreSQL comes from a throwaway server that this module starts on a free
 port in a temporary directory (as the ``postgres`` user when running as
-root, because PostgreSQL refuses to run as root). When the server binaries
-cannot be found or the server does not start, this raises: the suite fails
-rather than skipping PostgreSQL. MariaDB likewise comes from a throwaway
+root, because PostgreSQL refuses to run as root). Tests on a backend whose
+server binaries cannot be found are skipped (tests/provision.py); a server
+that does not start raises. MariaDB likewise comes from a throwaway
 server (:class:`MariaDBServer`, the Debian package's ``mariadbd``), run as
 the ``mysql`` user when running as root.
 
@@ -23,7 +23,6 @@ the conformance ratchet, the concurrency tests and the migrations.
 
 import atexit
 import io
-import glob
 import itertools
 import json
 import os
@@ -43,8 +42,12 @@ from placement_lite import conf as config
 from placement_lite.db import api as db_api
 from placement_lite.db import migrate
 from placement_lite.domain import standard_names
+from tests import provision
 
 BACKENDS = ('sqlite', 'postgresql', 'mysql')
+#: The servers (tests/provision.py) each backend needs.
+SERVERS_OF = {'sqlite': (), 'postgresql': ('postgresql',),
+              'mysql': ('mariadb',)}
 _counter = itertools.count()
 _templates = {}
 #: SQLite test databases live in memory-backed /dev/shm when there is one:
@@ -379,17 +382,8 @@ def postgres_server():
 
 
 def _find_postgres_bindir():
-    explicit = os.environ.get('PG_BINDIR')
-    candidates = ([explicit] if explicit else []) + sorted(
-        glob.glob('/usr/lib/postgresql/*/bin'), reverse=True)
-    for candidate in candidates:
-        if os.path.exists(os.path.join(candidate, 'initdb')):
-            return candidate
-    found = shutil.which('initdb')
-    if found:
-        return os.path.dirname(os.path.realpath(found))
-    raise RuntimeError('PostgreSQL server binaries (initdb, pg_ctl) not '
-                       'found; install them or set PG_BINDIR')
+    initdb = provision.require('postgresql')['initdb']
+    return os.path.dirname(os.path.realpath(initdb))
 
 
 class MariaDBServer:
@@ -541,14 +535,8 @@ def mariadb_server():
 
 def _find_mariadb_binaries():
     """(directory of mariadbd, path of mariadb-install-db)."""
-    server = shutil.which('mariadbd') or shutil.which(
-        'mariadbd', path='/usr/sbin:/usr/local/sbin')
-    install = shutil.which('mariadb-install-db')
-    if not server or not install:
-        raise RuntimeError('MariaDB server binaries (mariadbd, '
-                           'mariadb-install-db) not found; install the '
-                           'Debian package mariadb-server')
-    return os.path.dirname(server), install
+    found = provision.require('mariadb')
+    return os.path.dirname(found['mariadbd']), found['mariadb-install-db']
 
 
 def _free_port():

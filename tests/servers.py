@@ -20,6 +20,7 @@ import sys
 import tempfile
 
 from tests import harness
+from tests import provision
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir))
 BIN = os.path.dirname(sys.executable)
@@ -189,15 +190,6 @@ class Uwsgi:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def _nginx_binary():
-    found = shutil.which('nginx') or (
-        '/usr/sbin/nginx' if os.path.exists('/usr/sbin/nginx') else None)
-    if found is None:
-        raise RuntimeError('nginx not found: install it (Debian package '
-                           'nginx-light) to run the serving tests')
-    return found
-
-
 class Nginx:
     """etc/nginx-placement.conf in front of the given uwsgi ports."""
 
@@ -210,7 +202,7 @@ class Nginx:
         for name in ('uwsgi_params',):
             shutil.copy(os.path.join('/etc/nginx', name), self.workdir)
         self.process = subprocess.Popen(
-            [_nginx_binary(), '-p', self.workdir, '-c', conf, '-g',
+            [provision.require('nginx')['nginx'], '-p', self.workdir, '-c', conf, '-g',
              'daemon off; pid %s/nginx.pid; error_log %s/main-error.log;'
              % (self.workdir, self.workdir)],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

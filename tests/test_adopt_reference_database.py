@@ -19,8 +19,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests import harness
 from tests.bench import services
+
+pytestmark = pytest.mark.slow
 
 PLACEMENT_LITE = os.path.join(os.path.dirname(sys.executable),
                               'placement-lite')

@@ -4,6 +4,8 @@ byte for byte (after the pages' renumbering of uuids and times)."""
 
 import os
 
+import pytest
+
 from tests.openapi import pages
 
 
@@ -15,6 +17,7 @@ def test_every_operation_has_an_example():
     assert sorted(operations - set(pages.cited_examples())) == []
 
 
+@pytest.mark.slow
 def test_pages_are_current():
     """Fails when the document, a cited test or its answer changed: run
     ``python -m tests.openapi.pages`` and commit the pages."""

@@ -8,6 +8,7 @@ measures get their planner statistics.
 """
 
 import collections
+import json
 
 import pytest
 import sqlalchemy as sa
@@ -15,9 +16,15 @@ import sqlalchemy as sa
 from placement_lite.db import tables
 from tests import harness
 from tests.bench import __main__ as bench
+from tests.bench import builder
 from tests.bench import cloud as bench_cloud
 from tests.bench import queries as bench_queries
+from tests.bench import restart as bench_restart
+from tests.bench import scaling
+from tests.bench import storm as bench_storm
 from tests.bench import writes as bench_writes
+
+pytestmark = pytest.mark.slow
 
 
 def _capacity(inventory):
@@ -233,6 +240,7 @@ def test_report_renders_results_and_timeouts():
     assert bench.percentile([5, 1, 4, 2, 3], 0.95) == 5
 
 
+@pytest.mark.needs('postgresql')
 def test_vacuum_gathers_statistics_of_a_loaded_database():
     name = 'bench_vacuum'
     url = harness.create_postgres_database(name, migrated=True)
@@ -249,3 +257,262 @@ def test_vacuum_gathers_statistics_of_a_loaded_database():
                 tables.resource_classes.columns)
     finally:
         engine.dispose()
+
+
+def _written(environment, hosts=3):
+    """A tiny benchmark cloud, written in bulk into ``environment``."""
+    cloud = bench_cloud.build(hosts, storage_group_size=1)
+    builder.write(environment.db, cloud)
+    return cloud
+
+
+def test_nova_weighs_hosts_by_free_memory_over_the_tree():
+    def summary(root, memory=None, traits=()):
+        resources = {} if memory is None else {
+            'MEMORY_MB': {'capacity': memory[0], 'used': memory[1]}}
+        return {'root_provider_uuid': root, 'resources': resources,
+                'traits': list(traits)}
+
+    answer = {
+        'provider_summaries': {
+            'a': summary('a'), 'a0': summary('a', (100, 90)),
+            'a1': summary('a', (100, 0)),
+            'b': summary('b'), 'b0': summary('b', (100, 0)),
+            'b1': summary('b', (100, 0)),
+            'disk': summary('disk', (1000, 0),
+                            ['MISC_SHARES_VIA_AGGREGATE'])},
+        'allocation_requests': [
+            {'allocations': {'disk': 1, 'a0': 1}},
+            {'allocations': {'a1': 2}},
+            {'allocations': {'b1': 3}}, {'allocations': {'b0': 4}}]}
+    assert bench_storm.weighed_hosts(answer) == [
+        ('b', {'allocations': {'b1': 3}}),
+        ('a', {'allocations': {'disk': 1, 'a0': 1}})]
+
+
+def test_a_conflict_is_told_by_its_body():
+    cloud = bench_cloud.build(3)
+    kinds = bench_storm.provider_kinds(cloud)
+    numa = cloud.landmarks['busy_numa']
+    capacity = json.dumps({'errors': [{
+        'status': 409, 'code': 'placement.undefined_code',
+        'detail': "Unable to allocate inventory: Unable to create allocation "
+                  "for 'MEMORY_MB' on resource provider '%s'. The requested "
+                  "amount would exceed the capacity." % numa}]})
+    generation = json.dumps({'errors': [{
+        'status': 409, 'code': 'placement.concurrent_update',
+        'detail': 'resource provider generation conflict'}]})
+    assert bench_storm.conflict_reason(capacity, kinds) == (
+        'capacity: MEMORY_MB on numa0')
+    assert bench_storm.conflict_reason(generation, kinds) == (
+        'generation conflict')
+    # Roots: 3 compute hosts and the 3 wide trees; PFs: 4 per host, 8 per
+    # wide VF tree; the wide PCI tree's 8 devices.
+    assert collections.Counter(kinds.values()) == {
+        'host': 6, 'numa0': 3, 'numa1': 3, 'pf': 28, 'fpga': 1, 'dev0': 1,
+        'dev1': 1, 'dev2': 1, 'dev3': 1, 'dev4': 1, 'dev5': 1, 'dev6': 1,
+        'dev7': 1}
+
+
+class _RefusingFirst(_InProcess):
+    """Answers the first request of ``method`` with a 409 of ``body``."""
+
+    def __init__(self, environment, method, body):
+        super().__init__(environment)
+        self.method, self.body = method, body
+
+    def fetch(self, method, path, body=None, version='1.39'):
+        if method == self.method and self.body is not None:
+            refusal, self.body = self.body, None
+            return 409, refusal, 0.001
+        return super().fetch(method, path, body, version)
+
+
+def test_a_scheduler_claims_the_best_host_then_an_alternate(environment):
+    cloud = _written(environment)
+    kinds = bench_storm.provider_kinds(cloud)
+    refusal = json.dumps({'errors': [{
+        'code': 'placement.concurrent_update', 'detail': '...'}]}).encode()
+    scheduler = bench_storm.Scheduler(
+        _RefusingFirst(environment, 'PUT', refusal), kinds)
+    first, second = (bench_cloud.make_uuid('storm-%d' % number)
+                     for number in range(2))
+
+    record = scheduler.place(first)
+    assert (record['placed'], record['conflicts'], record['reasks'],
+            len(record['candidates']), len(record['claims'])) == (
+                True, ['generation conflict'], 0, 1, 2)
+    record = scheduler.place(second)
+    assert (record['placed'], record['conflicts'], len(record['claims'])) == (
+        True, [], 1)
+    usages = environment.request('GET', '/usages?project_id=%s'
+                                 % bench_storm.PROJECT, version='1.36')[2]
+    assert usages['usages'] == {name: 2 * amount for name, amount
+                                in bench_storm.FLAVOR.items()}
+
+
+def test_a_nova_compute_start_reads_and_writes_back_its_tree(environment):
+    cloud = _written(environment)
+    refusal = json.dumps({'errors': [{
+        'code': 'placement.concurrent_update', 'detail': '...'}]}).encode()
+    compute = bench_restart.NovaCompute(
+        _RefusingFirst(environment, 'PUT', refusal))
+    root = cloud.landmarks['busy_host']
+    before = environment.request('GET', '/resource_providers?in_tree=%s'
+                                 % root)[2]['resource_providers']
+
+    compute.start(root)
+    # A tree of 7 providers: the host, 2 NUMA nodes, 4 PFs; the first
+    # PUT refused once, read again and written.
+    counts = {route: len(seconds) for route, seconds
+              in compute.samples.items()}
+    assert counts == {'GET in_tree': 1, 'GET sharing': 1,
+                      'GET inventories': 8, 'GET traits': 7,
+                      'GET aggregates': 7, 'PUT inventories': 8,
+                      'PUT traits': 7, 'PUT aggregates': 7}
+    assert compute.statuses == {200: 45, 409: 1}
+    after = environment.request('GET', '/resource_providers?in_tree=%s'
+                                % root)[2]['resource_providers']
+    # Inventories and aggregates written bump it, the same traits do not.
+    assert [provider['generation'] for provider in after] == [
+        provider['generation'] + 2 for provider in before]
+
+
+def test_hosts_replayed_are_spread_over_the_cloud():
+    cloud = bench_cloud.build(10)
+    assert bench_restart.hosts_replayed(cloud, 3) == [
+        bench_cloud.make_uuid(name) for name in ('cn00000', 'cn00003',
+                                                 'cn00006')]
+    assert len(bench_restart.hosts_replayed(cloud, None)) == 10
+
+
+def _timed(p50, hosts=None, status=200):
+    return {'status': status, 'samples': [p50] if status == 200 else [],
+            'p50': p50, 'p95': p50, 'count': 1, 'hosts': hosts}
+
+
+def _region_report(hosts, providers, scale, rss_kb):
+    """A query report of ``hosts``: its bounded queries' p50 grown by
+    ``scale`` over 1,000 hosts' and its unbounded ones' as the hosts."""
+    grown = hosts / 1000
+    path = '/allocation_candidates?resources=VCPU:1'
+
+    def entry(name, params, lite, reference):
+        return {'name': name, 'path': path + params,
+                'placement_lite': lite, 'reference': reference}
+
+    return {'hosts': hosts, 'providers': providers,
+            'memory': {'placement_lite': [rss_kb, 1000]},
+            'first_requests': {'nova_flavor': {'placement_lite': 0.5 * grown}},
+            'queries': [
+                {'name': 'root', 'path': '/', 'placement_lite': _timed(0.001)},
+                entry('nova_flavor', '&limit=1000',
+                      _timed(0.02 * scale, hosts=1000), _timed(0.5)),
+                entry('nova_flavor_50', '&limit=50', _timed(0.01 * scale),
+                      _timed(0.4)),
+                entry('simple', '', _timed(0.01 * grown),
+                      _timed(0.5 * grown) if hosts < 50000
+                      else _timed(None, status='timeout')),
+                entry('in_tree', '&in_tree=x', _timed(0.002), _timed(0.01)),
+                entry('none_fits', '', _timed(0.003), _timed(0.01)),
+                entry('simple_explain', '&explain=true', _timed(1.0), None)]}
+
+
+def test_goals_say_where_the_engine_stands():
+    reports = [_region_report(1000, 7387, 1.0, 100 * 1024),
+               _region_report(20000, 147000, 1.2, 800 * 1024),
+               _region_report(50000, 368000, 6.0, 2000 * 1024)]
+    assert scaling.goals(reports) == [
+        ("nova's flavor, limit=1000: p50 <= 100 ms with 1,000 distinct hosts "
+         'at 50,000 hosts', '120 ms, 1000 hosts', False),
+        ("nova's flavor, limit=50: p50 <= 30 ms at 50,000 hosts", '60 ms',
+         False),
+        ('every bounded query: p50 <= 200 ms at 50,000 hosts',
+         'slowest: nova_flavor 120 ms', True),
+        ('every unbounded query: >= 10x the reference, or the reference past '
+         'the timeout at 50,000 hosts', 'lowest: none_fits 3.3x', False),
+        ("each worker's RSS <= 1.5 GB at 50,000 hosts", 'largest: 2000 MB',
+         False),
+        ('bounded queries flat within 30%, 1,000 to 50,000 hosts',
+         'worst: nova_flavor 6.00x', False),
+        ('unbounded queries no worse than linear, 1,000 to 50,000 hosts',
+         'worst: simple 20.0x for 20.0x the hosts (1,000 to 20,000)', True),
+        ('no cliff where a process starts pruning what it keeps (200,000 '
+         'providers): 20,000 to 50,000 hosts within the goals above',
+         'worst: nova_flavor 5.00x for 2.5x the hosts', False),
+        ('the first request after a worker starts <= 5 s at 50,000 hosts',
+         'slowest: nova_flavor 25.0 s', False),
+        ('in_tree and none_fits: p50 <= 2.5x GET / at every size',
+         'worst: none_fits 3.0x at 50,000 hosts', False)]
+    assert scaling.goals_table(reports).splitlines()[2] == (
+        "| nova's flavor, limit=1000: p50 <= 100 ms with 1,000 distinct hosts "
+        'at 50,000 hosts | 120 ms, 1000 hosts | **missed** |')
+
+
+def test_the_chart_is_drawn_from_the_reports(tmp_path):
+    reports = [_region_report(1000, 7387, 1.0, 100 * 1024),
+               _region_report(5000, 36824, 1.1, 200 * 1024)]
+    path = tmp_path / 'chart.png'
+    scaling.chart(reports, str(path))
+    assert path.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+
+
+def test_first_requests_are_tabled_beside_the_p50():
+    report = {'queries': [{'name': 'limit50',
+                           'placement_lite': _timed(0.01),
+                           'reference': _timed(0.3)}],
+              'first_requests': {'limit50': {'placement_lite': 1.5,
+                                             'reference': 'timeout'}}}
+    assert bench.first_requests_table(report).splitlines()[2:] == [
+        '| limit50 | 1500.0 ms | 10.0 ms | timeout | 300.0 ms |']
+
+
+class _Clocked:
+    """A client whose requests take ``seconds`` (of a patched clock)."""
+
+    def __init__(self, clock, seconds):
+        self.clock, self.seconds = clock, seconds
+
+    def fetch(self, method, path, version='1.39', timeout=None):
+        self.clock[0] += self.seconds
+        return 200, b'{"allocation_requests": [], "provider_summaries": {}}', (
+            self.seconds)
+
+
+def test_a_slow_service_does_not_cut_the_other_s_repetitions(monkeypatch):
+    clock = [0.0]
+    monkeypatch.setattr(bench.time, 'monotonic', lambda: clock[0])
+    query = bench_queries.Query('q', 'a query', ())
+    args = bench.parse_args(['--warmup', '1', '--repetitions', '5',
+                             '--query-budget', '90'])
+    results = bench.time_query({
+        'placement_lite': (_Clocked(clock, 1.0), None, query),
+        'reference': (_Clocked(clock, 40.0), None, query)}, args)
+    # The reference: 40 s of warm-up, then timed until past 90 s.
+    assert (len(results['placement_lite']['samples']),
+            len(results['reference']['samples'])) == (5, 2)
+
+
+def test_a_run_of_one_service_goes_into_the_report_of_both():
+    lite, slow = _timed(0.1), _timed(0.2)
+    existing = {'queries': [
+        {'name': 'simple', 'placement_lite': _timed(5.0),
+         'reference': _timed(50.0)},
+        {'name': 'rp_all', 'placement_lite': lite, 'reference': slow}],
+        'first_requests': {'simple': {'placement_lite': 9.0,
+                                      'reference': 'timeout'}},
+        'memory': {'placement_lite': [1], 'reference': [2]}}
+    measured = {'queries': [{'name': 'simple',
+                             'placement_lite': _timed(4.0)}],
+                'first_requests': {'simple': {'placement_lite': 8.0}},
+                'memory': {'placement_lite': [3]}, 'date': 'today',
+                'commit': 'abc', 'load': [1.0, 2.0]}
+    merged = bench.into_report(existing, measured, 'placement_lite')
+    assert [(entry['placement_lite']['p50'], entry['reference']['p50'])
+            for entry in merged['queries']] == [(4.0, 50.0), (0.1, 0.2)]
+    assert merged['first_requests'] == {
+        'simple': {'placement_lite': 8.0, 'reference': 'timeout'}}
+    assert merged['memory'] == {'placement_lite': [3], 'reference': [2]}
+    assert merged['note'] == (
+        "placement_lite's results of simple are those of a run of it alone "
+        '(today, commit abc, load average 1.0 before, 2.0 after).')

@@ -235,6 +235,47 @@ def test_limit_takes_one_request_from_each_tree_first():
         env.close()
 
 
+UNEVEN_HOST = [
+    {'name': 'u0'},
+    {'name': 'u0-n0', 'parent': 'u0',
+     'inventories': {'VCPU': 8, 'MEMORY_MB': 4096},
+     'used': {'VCPU': 7, 'MEMORY_MB': 512}},
+    {'name': 'u0-n1', 'parent': 'u0',
+     'inventories': {'VCPU': 4, 'MEMORY_MB': 2048}}]
+UNEVEN_NAMES = {U(provider['name']): provider['name']
+                for provider in UNEVEN_HOST}
+
+
+def test_a_bounded_answer_takes_from_the_roomiest_providers_first():
+    """With a limit each class's choices go by free capacity, most first
+    (u0-n1 has 4 VCPUs free against 1, u0-n0 3584 MB of memory against
+    2048), so the tree's first request is the roomiest; without one, in
+    creation order."""
+    env = _env_with()
+    try:
+        worlds.load_into_db(env.db, UNEVEN_HOST)
+
+        def taken(query):
+            return [tuple(sorted(
+                (rc, UNEVEN_NAMES[uuid])
+                for uuid, entry in request['allocations'].items()
+                for rc in entry['resources']))
+                for request in worlds.candidates(
+                    env, query)['allocation_requests']]
+        unbounded = taken(NUMA_QUERY)
+        assert unbounded[0] == (('MEMORY_MB', 'u0-n0'), ('VCPU', 'u0-n0'))
+        assert taken(NUMA_QUERY + '&limit=1') == [
+            (('MEMORY_MB', 'u0-n0'), ('VCPU', 'u0-n1'))]
+        assert taken(NUMA_QUERY + '&limit=4') == [
+            (('MEMORY_MB', 'u0-n0'), ('VCPU', 'u0-n1')),
+            (('MEMORY_MB', 'u0-n1'), ('VCPU', 'u0-n1')),
+            (('MEMORY_MB', 'u0-n0'), ('VCPU', 'u0-n0')),
+            (('MEMORY_MB', 'u0-n1'), ('VCPU', 'u0-n0'))]
+        assert sorted(taken(NUMA_QUERY + '&limit=4')) == sorted(unbounded)
+    finally:
+        env.close()
+
+
 def test_breadth_first_takes_more_from_each_tree_in_turn():
     env = _env_with(allocation_candidates_generation_strategy='breadth-first')
     try:
@@ -353,11 +394,16 @@ def test_limit_searches_a_window_not_the_cloud(sqlite_env, monkeypatch):
 
 SHARED_WORLD = (
     [{'name': 'cn%d' % i, 'inventories': {'VCPU': 2},
-      'aggregates': ['agg%d' % (i % 3)]} for i in range(9)]
+      'aggregates': ['agg%d' % (i % 3)],
+      'traits': (['CUSTOM_FAST'] if i % 2 else [])
+      + (['COMPUTE_STATUS_DISABLED'] if i in (3, 4) else [])}
+     for i in range(9)]
     + [{'name': 'cn%d-numa' % i, 'parent': 'cn%d' % i,
-        'inventories': {'VCPU': 1, 'MEMORY_MB': 256}} for i in range(0, 9, 2)]
+        'inventories': {'VCPU': 1, 'MEMORY_MB': 256},
+        'traits': ['CUSTOM_FAST'] if i % 4 else []} for i in range(0, 9, 2)]
     + [{'name': 'disk%d' % a, 'inventories': {'DISK_GB': 100},
-        'traits': ['MISC_SHARES_VIA_AGGREGATE'], 'aggregates': ['agg%d' % a]}
+        'traits': ['MISC_SHARES_VIA_AGGREGATE']
+        + (['CUSTOM_SSD'] if a == 1 else []), 'aggregates': ['agg%d' % a]}
        for a in range(3)])
 
 
@@ -367,6 +413,16 @@ SHARED_WORLD = (
     'resources_A=VCPU:1&resources_B=VCPU:1&group_policy=none',
     'resources=VCPU:2,MEMORY_MB:128',
     'resources=DISK_GB:10',
+    # Traits, checked on the stocks a window read (search._Filters).
+    'resources=VCPU:1&required=CUSTOM_FAST',
+    'resources=VCPU:1,DISK_GB:10&required=!CUSTOM_SSD',
+    'resources=VCPU:1,DISK_GB:10&required=in:CUSTOM_FAST,CUSTOM_SSD',
+    'resources_A=VCPU:1&required_A=CUSTOM_FAST&resources_S=DISK_GB:10'
+    '&required_S=!CUSTOM_SSD&group_policy=none',
+    # A root_required that only forbids excludes roots.
+    'resources=VCPU:1&root_required=!COMPUTE_STATUS_DISABLED',
+    'resources=VCPU:1,DISK_GB:10&root_required=!COMPUTE_STATUS_DISABLED,'
+    '!CUSTOM_FAST',
 ])
 @pytest.mark.parametrize('strategy', ['depth-first', 'breadth-first'])
 def test_windows_give_the_whole_cloud_answer(monkeypatch, query, strategy):

@@ -19,6 +19,7 @@ from placement_lite.db import snapshot
 from placement_lite.db import stock
 from placement_lite.db import tables
 from tests import candidate_worlds as worlds
+from tests import harness
 
 U = worlds.uuid_of
 
@@ -91,6 +92,33 @@ def test_kept_stocks_are_read_once_and_again_after_a_change(
     statements.clear()
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 16}
     assert len(_inventory_reads(statements)) == 1
+
+
+@pytest.mark.parametrize('warm', [True, False])
+def test_an_application_built_warm_reads_no_stock_when_it_first_serves(
+        environment, warm):
+    """With [placement] warm_caches_on_start (the default) the application
+    reads every provider while it is built, so its first candidates
+    request reads no provider's inventories; without, that request
+    does."""
+    _create_host(environment, 'cn1', 4)
+    _create_host(environment, 'cn2', 8)
+    built = harness.Environment(
+        environment.backend, database_url=environment.db.url,
+        **{'placement.warm_caches_on_start': warm})
+    read = []
+
+    def record(_conn, _cursor, statement, *_args):
+        read.append(statement)
+
+    sa.event.listen(built.db.read_engine, 'before_cursor_execute', record)
+    try:
+        assert _vcpu_capacities(built) == {U('cn1'): 4, U('cn2'): 8}
+    finally:
+        sa.event.remove(built.db.read_engine, 'before_cursor_execute',
+                        record)
+        built.close()
+    assert len(_inventory_reads(read)) == (0 if warm else 1)
 
 
 def test_whole_cloud_reads_place_again_only_changed_providers(

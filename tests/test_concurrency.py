@@ -24,7 +24,7 @@ from tests import harness
 from tests import servers
 
 #: Run on MariaDB too (see tests/conftest.py).
-pytestmark = pytest.mark.mysql
+pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
 PROCESSES = 4
 CLIENTS = 16

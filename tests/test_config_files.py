@@ -11,6 +11,8 @@ import pytest
 from placement_lite import conf as config
 from placement_lite.db import migrate
 
+pytestmark = pytest.mark.slow
+
 PLACEMENT_LITE = os.path.join(os.path.dirname(sys.executable),
                               'placement-lite')
 

@@ -19,7 +19,7 @@ from placement_lite.migrations import steps
 from tests import harness
 
 #: Run on MariaDB too (see tests/conftest.py).
-pytestmark = pytest.mark.mysql
+pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
 BIN = os.path.dirname(sys.executable)
 

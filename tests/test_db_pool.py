@@ -15,6 +15,8 @@ import sqlalchemy as sa
 from placement_lite.db import api as db_api
 from tests import harness
 
+pytestmark = pytest.mark.needs('postgresql')
+
 
 def _backend_pid(db):
     with db.reader() as conn:

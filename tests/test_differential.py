@@ -10,6 +10,8 @@ import pytest
 
 from tests.differential import runner
 
+pytestmark = pytest.mark.slow
+
 SEEDS = (1, 2, 3, 4)
 REQUESTS = 60
 

@@ -16,6 +16,8 @@ import pytest
 
 from tests.nova import environment
 
+pytestmark = pytest.mark.slow
+
 PCI = 'nova.tests.functional.libvirt.test_pci_in_placement.'
 SERVERS = 'nova.tests.functional.test_servers.'
 

@@ -10,6 +10,8 @@ import pytest
 from tests import harness
 from tests import servers
 
+pytestmark = pytest.mark.slow
+
 TIME = re.compile(r' time: \d+\.\d ms')
 
 

@@ -13,6 +13,7 @@ import hashlib
 
 import hypothesis
 from hypothesis import strategies as st
+import pytest
 import requests
 import schemathesis
 from schemathesis import checks
@@ -22,6 +23,8 @@ from placement_lite.db import tables
 from tests import harness
 from tests import servers
 from tests.openapi import document
+
+pytestmark = pytest.mark.slow
 
 #: Examples per operation and generation mode (valid, invalid data).
 EXAMPLES = 8
@@ -79,8 +82,9 @@ def test_schemathesis(backend):
                     strategies.append(operation.as_strategy(
                         generation_mode=mode,
                         path_parameters={'uuid': PROVIDER}))
-            _run(st.one_of(strategies), server, session, db, state,
-                 failures, data_changed, statuses)
+            for case in _generated(operation.label, st.one_of(strategies)):
+                _send(case, server, session, db, state, failures,
+                      data_changed, statuses)
     finally:
         server.cleanup()
         db.dispose()
@@ -93,41 +97,57 @@ def test_schemathesis(backend):
     assert not data_changed, '\n'.join(data_changed[:20])
 
 
-def _run(strategy, server, session, db, state, failures, data_changed,
-         statuses):
-    @hypothesis.settings(
-        max_examples=EXAMPLES * 2, deadline=None, database=None,
-        derandomize=True, phases=[hypothesis.Phase.generate],
-        suppress_health_check=list(hypothesis.HealthCheck))
-    @hypothesis.given(strategy)
-    def run(case):
-        headers = {'x-auth-token': 'admin'}
+#: {operation: the cases generated for it}, in this process.
+_GENERATED = {}
+
+
+def _generated(operation, strategy):
+    """The cases hypothesis generates from ``strategy``, made once per
+    process: derandomized, they are the same for every backend, and
+    generating them took half of the test's time."""
+    if operation not in _GENERATED:
+        cases = []
+
+        @hypothesis.settings(
+            max_examples=EXAMPLES * 2, deadline=None, database=None,
+            derandomize=True, phases=[hypothesis.Phase.generate],
+            suppress_health_check=list(hypothesis.HealthCheck))
+        @hypothesis.given(strategy)
+        def generate(case):
+            cases.append(case)
+
+        generate()
+        _GENERATED[operation] = cases
+    return _GENERATED[operation]
+
+
+def _send(case, server, session, db, state, failures, data_changed,
+          statuses):
+    headers = {'x-auth-token': 'admin'}
+    try:
+        response = case.call(base_url=server.url, session=session,
+                             headers=headers)
+    except requests.Timeout:
+        # Seen once in several CI runs on SQLite: a write answered
+        # after more than 10 s, never again when run alone. Sent again
+        # on a new connection; only a second timeout fails the test.
+        session.close()
         try:
             response = case.call(base_url=server.url, session=session,
-                                 headers=headers)
-        except requests.Timeout:
-            # Seen once in several CI runs on SQLite: a write answered
-            # after more than 10 s, never again when run alone. Sent again
-            # on a new connection; only a second timeout fails the test.
-            session.close()
-            try:
-                response = case.call(base_url=server.url, session=session,
-                                     headers=headers, timeout=60)
-            except requests.RequestException as exc:
-                failures.append('%s: %s' % (case.as_curl_command(), exc))
-                return
+                                 headers=headers, timeout=60)
         except requests.RequestException as exc:
             failures.append('%s: %s' % (case.as_curl_command(), exc))
             return
-        statuses.append(response.status_code)
-        after = _digest(db.engine)
-        if 400 <= response.status_code < 500 and after != state['digest']:
-            data_changed.append('%d: %s' % (response.status_code,
-                                            case.as_curl_command(headers)))
-        state['digest'] = after
-        try:
-            case.validate_response(response, checks=CHECKS, headers=headers)
-        except AssertionError as exc:
-            failures.append('%s\n%s' % (case.as_curl_command(headers), exc))
-
-    run()
+    except requests.RequestException as exc:
+        failures.append('%s: %s' % (case.as_curl_command(), exc))
+        return
+    statuses.append(response.status_code)
+    after = _digest(db.engine)
+    if 400 <= response.status_code < 500 and after != state['digest']:
+        data_changed.append('%d: %s' % (response.status_code,
+                                        case.as_curl_command(headers)))
+    state['digest'] = after
+    try:
+        case.validate_response(response, checks=CHECKS, headers=headers)
+    except AssertionError as exc:
+        failures.append('%s\n%s' % (case.as_curl_command(headers), exc))

@@ -24,14 +24,15 @@ from tests import claims
 from tests import harness
 from tests import servers
 
-BEFORE = 3.0
-DOWN = 3.0
-AFTER = 6.0
+BEFORE = 2.0
+DOWN = 2.0
+AFTER = 4.0
 
 #: Database servers, which restart (an SQLite file does not).
 SERVERS = {'postgresql': harness.PostgresServer,
            'mysql': harness.MariaDBServer}
-pytestmark = [pytest.mark.mysql, pytest.mark.only_backends(*SERVERS)]
+pytestmark = [pytest.mark.mysql, pytest.mark.only_backends(*SERVERS),
+              pytest.mark.slow]
 
 
 def test_service_recovers_from_a_database_restart(backend):

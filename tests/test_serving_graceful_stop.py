@@ -22,10 +22,11 @@ PROVIDER = '5a7e3c8e-2f4b-4c1d-9a0e-6b3f2d1c0e9a'
 #: How long the provider row stays locked after SIGTERM.
 HELD = 1.5
 
-pytestmark = pytest.mark.only_backends('postgresql')
+pytestmark = [pytest.mark.slow, pytest.mark.needs('postgresql')]
 
 
-@pytest.fixture(params=['uwsgi', 'behind-nginx'])
+@pytest.fixture(params=['uwsgi', pytest.param(
+    'behind-nginx', marks=pytest.mark.needs('nginx'))])
 def line(request):
     """(uwsgi instance, the port clients use) of one shipped line, on a
     fresh PostgreSQL database."""

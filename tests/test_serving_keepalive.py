@@ -21,6 +21,8 @@ import pytest
 from tests import harness
 from tests import servers
 
+pytestmark = pytest.mark.slow
+
 IDLE = 1000
 REQUESTS = 100
 #: Far below any socket timeout, far above a request's time on a busy
@@ -41,7 +43,8 @@ def enough_file_descriptors():
     resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
-@pytest.fixture(params=['uwsgi', 'nginx'])
+@pytest.fixture(params=['uwsgi', pytest.param(
+    'nginx', marks=pytest.mark.needs('nginx'))])
 def line(request, backend):
     """The port of a production line on a fresh database: uwsgi's own HTTP
     router (4 workers), or nginx in front of two uwsgi instances (2 workers

@@ -16,12 +16,16 @@ and workers are killed at once, as when a host fails. Afterwards:
 
 import time
 
+import pytest
+
 from tests import claims
 from tests import harness
 from tests import servers
 
-LOAD_SECONDS = 10.0
-KILL_AFTER = 3.0
+pytestmark = [pytest.mark.slow, pytest.mark.needs('nginx')]
+
+LOAD_SECONDS = 6.0
+KILL_AFTER = 2.0
 
 
 def test_reads_survive_a_dead_host_and_no_write_is_half_applied(backend):

@@ -22,6 +22,8 @@ from tests import claims
 from tests import harness
 from tests import servers
 
+pytestmark = [pytest.mark.slow, pytest.mark.needs('postgresql')]
+
 CLAIMERS = 8
 LOAD_SECONDS = 6.0
 

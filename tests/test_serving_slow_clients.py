@@ -10,8 +10,12 @@ answered at once.
 import socket
 import time
 
+import pytest
+
 from tests import harness
 from tests import servers
+
+pytestmark = [pytest.mark.slow, pytest.mark.needs('nginx')]
 
 STALLED_CLIENTS = 50
 

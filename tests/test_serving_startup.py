@@ -23,10 +23,10 @@ from tests import harness
 from tests import servers
 
 #: Run on MariaDB too (see tests/conftest.py).
-pytestmark = pytest.mark.mysql
+pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
 WRITERS = 32
-LOAD_SECONDS = 8.0
+LOAD_SECONDS = 4.0
 
 
 def _sync_with_the_cli(server):

@@ -32,7 +32,10 @@ from tests import servers
 LIMIT = config.DEFAULT_MAX_BODY_SIZE
 #: Over nginx's client_max_body_size (2m): nginx refuses it itself.
 HUGE = 3_000_000
-LINES = ('router', 'nginx', 'dev')
+pytestmark = pytest.mark.slow
+
+LINES = ('router', pytest.param('nginx', marks=pytest.mark.needs('nginx')),
+         'dev')
 
 APP = 'application'
 FRONT = 'front'

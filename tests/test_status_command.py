@@ -6,11 +6,14 @@ import os
 import subprocess
 import sys
 
+import pytest
 import sqlalchemy as sa
 
 from placement_lite.db import migrate
 from placement_lite.db import tables
 from tests import harness
+
+pytestmark = pytest.mark.slow
 
 PLACEMENT_LITE = os.path.join(os.path.dirname(sys.executable),
                               'placement-lite')

@@ -105,21 +105,6 @@ def provider_ids_with_any_trait(conn, trait_ids):
     return _providers_linked_to_any(conn, rpt, 'trait_id', trait_ids)
 
 
-_TRAITS_AMONG = sa.select(rpt.c.resource_provider_id, rpt.c.trait_id).where(
-    rpt.c.trait_id.in_(links.list_param('trait_ids')))
-
-
-def traits_of_providers_among(conn, trait_ids):
-    """{provider id: set of trait ids} restricted to ``trait_ids``."""
-    found = collections.defaultdict(set)
-    if not trait_ids:
-        return found
-    for provider_id, trait_id in conn.execute(
-            _TRAITS_AMONG, {'trait_ids': sorted(trait_ids)}).all():
-        found[provider_id].add(trait_id)
-    return found
-
-
 def provider_ids_in_aggregates(conn, member_of, aggregate_ids,
                                roots_only=False, forbidden=()):
     """Ids of providers (root providers, with ``roots_only``) that are,
@@ -150,9 +135,6 @@ class Known(typing.NamedTuple):
 
     #: {id: name} of every resource class.
     class_names: dict
-    #: Ids of the providers that share their inventory with their
-    #: aggregates.
-    sharing: set
     #: {class id: the most one provider could give of it if nothing were
     #: used}, for the classes named that some provider has.
     largest: dict
@@ -175,9 +157,6 @@ def _rows(kind, id_, name=_NO_NAME, amount=_NO_AMOUNT):
 
 _KNOWN = sa.union_all(
     _rows(0, rc.c.id, rc.c.name),
-    _rows(1, rpt.c.resource_provider_id)
-    .select_from(rpt.join(traits, traits.c.id == rpt.c.trait_id))
-    .where(traits.c.name == SHARING_TRAIT),
     _rows(2, rc.c.id, amount=sa.select(sa.func.max(tables.largest_unit(_inv)))
           .where(_inv.c.resource_class_id == rc.c.id).scalar_subquery())
     .where(rc.c.name.in_(links.list_param('classes'))),
@@ -193,7 +172,7 @@ def read_known(conn, classes, trait_names, aggregate_uuids, tree_uuids):
     """The Known of a request naming these classes, traits, aggregates and
     in_tree providers: every lookup a search needs before it filters
     providers, in one round trip."""
-    class_names, sharing, largest = {}, set(), {}
+    class_names, largest = {}, {}
     trait_ids, aggregate_ids_, tree_roots = {}, {}, {}
     found = conn.execute(_KNOWN, {
         'classes': sorted(classes), 'traits': sorted(trait_names),
@@ -201,8 +180,6 @@ def read_known(conn, classes, trait_names, aggregate_uuids, tree_uuids):
     for kind, id_, name, amount in found:
         if kind == 0:
             class_names[id_] = name
-        elif kind == 1:
-            sharing.add(id_)
         elif kind == 2:
             if amount is not None:
                 largest[id_] = amount
@@ -212,8 +189,19 @@ def read_known(conn, classes, trait_names, aggregate_uuids, tree_uuids):
             aggregate_ids_[name] = id_
         else:
             tree_roots[name] = id_
-    return Known(class_names, sharing, largest, trait_ids, aggregate_ids_,
-                 tree_roots)
+    return Known(class_names, largest, trait_ids, aggregate_ids_, tree_roots)
+
+
+_SHARING = (sa.select(rpt.c.resource_provider_id)
+            .select_from(rpt.join(traits, traits.c.id == rpt.c.trait_id))
+            .where(traits.c.name == SHARING_TRAIT))
+
+
+def sharing_provider_ids(conn):
+    """Ids of every provider sharing its inventory with its aggregates
+    (for the providers a search did not read: the stock of those it read
+    tells)."""
+    return set(conn.execute(_SHARING).scalars())
 
 
 _AGGREGATES_OF = (
@@ -223,15 +211,12 @@ _ROOTS_IN_AGGREGATES = (
     sa.select(rpa.c.aggregate_id, rp.c.root_provider_id).distinct()
     .select_from(rpa.join(rp, rp.c.id == rpa.c.resource_provider_id))
     .where(rpa.c.aggregate_id.in_(links.list_param('aggregate_ids'))))
-_ROOTS_IN_AGGREGATES_IN_WINDOW = _ROOTS_IN_AGGREGATES.where(
-    rp.c.root_provider_id.between(sa.bindparam('first'), sa.bindparam('last')))
 
 
-def anchors_for_sharing(conn, sharing_ids, window=None):
+def anchors_for_sharing(conn, sharing_ids):
     """{sharing provider id: root ids of the trees it serves}: the roots of
     every provider sharing an aggregate with it (its own root included when
-    it is in any aggregate); only roots in ``window`` (an inclusive range
-    of root ids) when given.
+    it is in any aggregate).
 
     Two queries (the sharing providers' aggregates, then the roots in
     them): as one join, PostgreSQL scans every membership first."""
@@ -245,16 +230,45 @@ def anchors_for_sharing(conn, sharing_ids, window=None):
     if not aggregates_of:
         return anchors
     params = {'aggregate_ids': sorted(set().union(*aggregates_of.values()))}
-    if window is None:
-        query = _ROOTS_IN_AGGREGATES
-    else:
-        query = _ROOTS_IN_AGGREGATES_IN_WINDOW
-        params.update(first=window[0], last=window[1])
     roots_in = collections.defaultdict(set)
-    for aggregate_id, root_id in conn.execute(query, params):
+    for aggregate_id, root_id in conn.execute(_ROOTS_IN_AGGREGATES, params):
         roots_in[aggregate_id].add(root_id)
     for provider_id, aggregate_ids in aggregates_of.items():
         anchors[provider_id].update(*(roots_in[a] for a in aggregate_ids))
+    return anchors
+
+
+_member = rp.alias('member')
+_member_link = rpa.alias('member_link')
+_sharer_link = rpa.alias('sharer_link')
+_sharer_trait = rpt.alias('sharer_trait')
+_SHARING_SERVING_WINDOW = (
+    sa.select(_sharer_link.c.resource_provider_id,
+              _member.c.root_provider_id).distinct()
+    .select_from(
+        _member
+        .join(_member_link,
+              _member_link.c.resource_provider_id == _member.c.id)
+        .join(_sharer_link,
+              _sharer_link.c.aggregate_id == _member_link.c.aggregate_id)
+        .join(_sharer_trait, _sharer_trait.c.resource_provider_id
+              == _sharer_link.c.resource_provider_id)
+        .join(traits, traits.c.id == _sharer_trait.c.trait_id))
+    .where(traits.c.name == SHARING_TRAIT,
+           _member.c.root_provider_id.between(sa.bindparam('first'),
+                                              sa.bindparam('last'))))
+
+
+def sharing_anchors_in_window(conn, first, last):
+    """{sharing provider id: root ids of the trees it serves}, for the
+    trees whose root id is in ``first``..``last``: what anchors_for_sharing
+    gives for a window, found from the window's side (its providers'
+    aggregates), so the cost follows the window, not how many sharing
+    providers the cloud has."""
+    anchors = collections.defaultdict(set)
+    for provider_id, root_id in conn.execute(
+            _SHARING_SERVING_WINDOW, {'first': first, 'last': last}):
+        anchors[provider_id].add(root_id)
     return anchors
 
 
@@ -264,6 +278,12 @@ def roots_with_traits(conn, required_ids, forbidden_ids):
     return _providers_linked_to_each(
         conn, rpt, 'trait_id', [{trait_id} for trait_id in sorted(
             required_ids)], roots_only=True, forbidden_ids=forbidden_ids)
+
+
+def roots_with_any_trait(conn, trait_ids):
+    """Ids of root providers having any of ``trait_ids``."""
+    return _providers_linked_to_each(conn, rpt, 'trait_id', [trait_ids],
+                                     roots_only=True)
 
 
 _ANY_CHILD = sa.select(rp.c.id).where(

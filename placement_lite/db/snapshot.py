@@ -60,8 +60,8 @@ class ProviderSummary:
         default=None, compare=False, repr=False)
 
 
-#: {engine: {provider id: (its stock.Stock, its parent's, its root's, {rc
-#: id: used}, ProviderSummary)}}, per process: most providers shown by one
+#: {engine: stock.ByProvider of (its stock.Stock, its parent's, its root's,
+#: {rc id: used}, ProviderSummary)}, per process: most providers shown by one
 #: request show the same again in the next. Several requests share these
 #: summaries, so nothing may change them.
 _SHOWN = weakref.WeakKeyDictionary()
@@ -88,7 +88,9 @@ class Snapshot:
         """``class_names`` maps every resource class id to its name."""
         self.conn = conn
         self.class_names = class_names
-        self._shown = _SHOWN.setdefault(conn.engine, {})
+        self._shown = _SHOWN.get(conn.engine)
+        if self._shown is None:
+            self._shown = _SHOWN[conn.engine] = stock.ByProvider()
         #: {provider id: (parent id, root id, stock.Stock)} of every provider
         #: read.
         self._providers = {}
@@ -172,6 +174,10 @@ class Snapshot:
                                  with_also=bool(also_ids),
                                  of_classes=of_classes), params
 
+    def read_whole_cloud(self):
+        """Read every provider (what warm_caches needs)."""
+        self._read(scope_reads.WHOLE_CLOUD, {})
+
     def _roots(self):
         if self._root_count is None:
             self._root_count = candidates.root_count(self.conn)
@@ -201,6 +207,22 @@ class Snapshot:
         return {provider_id: providers[provider_id][2].uuid
                 for provider_id in provider_ids if provider_id in providers}
 
+    def sharing_among(self, provider_ids):
+        """Those of ``provider_ids`` (all read) sharing their inventory:
+        the trait is in their stock."""
+        providers = self._providers
+        return {p for p in provider_ids
+                if candidates.SHARING_TRAIT in providers[p][2].trait_names}
+
+    def unread(self, provider_ids):
+        """Those of ``provider_ids`` not read (reads nothing)."""
+        providers = self._providers
+        return {p for p in provider_ids if p not in providers}
+
+    def trait_names(self, provider_id):
+        """The trait names of a provider read (reads nothing)."""
+        return self._providers[provider_id][2].trait_names
+
     def parents(self, root_ids):
         """{provider id: parent id} for every provider of the given
         trees."""
@@ -228,6 +250,7 @@ class Snapshot:
             else:
                 summaries[provider_id] = self._summary(
                     provider_id, has, parent, root, used)
+        shown.prune(self.conn)
         return summaries
 
     def _summary(self, provider_id, has, parent, root, used):
@@ -238,10 +261,7 @@ class Snapshot:
             tuple((class_names[rc_id], capacity, used.get(rc_id, 0))
                   for rc_id, capacity, _min, _max, _step in has.inventories),
             has.trait_names)
-        shown = self._shown
-        if len(shown) >= stock.LIMIT:
-            shown.clear()
-        shown[provider_id] = (has, parent, root, used, summary)
+        self._shown[provider_id] = (has, parent, root, used, summary)
         return summary
 
     def _of_trees(self, root_ids):

@@ -21,14 +21,49 @@ import sys
 import typing
 import weakref
 
+import sqlalchemy as sa
+
 from placement_lite.db import scope_reads
 from placement_lite.db import tables
 
-#: {engine: {provider id: Stock}}, per process.
+#: A ByProvider starts dropping the entries of deleted providers once it
+#: holds more than this many.
+PRUNE_AT = 200_000
+
+
+class ByProvider(dict):
+    """What a process keeps per provider id, for as many providers as the
+    cloud has: nothing is forgotten but what deleted providers left.
+    Deleted providers are never looked up again, so when the entries
+    outnumber ``prune_at`` those of providers gone are dropped (one read
+    of every provider id) and the next pruning waits until they are twice
+    as many as were left: amortized, a few ids read per entry kept, and
+    no request ever finds the cache emptied."""
+
+    def __init__(self):
+        super().__init__()
+        self.prune_at = PRUNE_AT
+
+    def prune(self, conn):
+        if len(self) <= self.prune_at:
+            return
+        for provider_id in self.keys() - set(
+                conn.execute(_PROVIDER_IDS).scalars()):
+            del self[provider_id]
+        self.prune_at = max(PRUNE_AT, 2 * len(self))
+
+
+_PROVIDER_IDS = sa.select(tables.resource_providers.c.id)
+#: {engine: ByProvider of Stock}, per process.
 _KEPT = weakref.WeakKeyDictionary()
-#: A process forgets every stock it keeps beyond this many providers
-#: (deleted providers are never looked up again).
-LIMIT = 200_000
+
+
+def kept_stocks(conn):
+    """The ByProvider of the stocks kept for ``conn``'s engine."""
+    kept = _KEPT.get(conn.engine)
+    if kept is None:
+        kept = _KEPT[conn.engine] = ByProvider()
+    return kept
 
 
 class Stock(typing.NamedTuple):
@@ -53,7 +88,7 @@ def places(conn, rows, scope_of_trees):
     ((id, parent id, root id, generation, identity) as just read), reading
     the stocks not kept with the scope ``scope_of_trees(root ids)`` gives
     (see Snapshot._scope); a provider deleted since is left out."""
-    kept = _KEPT.setdefault(conn.engine, {})
+    kept = kept_stocks(conn)
     places = {}
     # {provider id: (parent id, root id, generation, identity)} of
     # those whose stock must be read.
@@ -99,9 +134,8 @@ def _read(conn, stale, scope_of_trees):
                          tuple(inventories[id_]), tuple(names[id_]))
              for id_, (_parent, _root, generation, identity)
              in stale.items() if id_ in uuids}
-    kept = _KEPT.setdefault(conn.engine, {})
-    if len(kept) + len(fresh) > LIMIT:
-        kept.clear()
+    kept = kept_stocks(conn)
     kept.update((id_, stock) for id_, stock in fresh.items()
                 if stock.identity is not None)
+    kept.prune(conn)
     return fresh

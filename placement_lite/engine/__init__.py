@@ -25,6 +25,7 @@ from placement_lite.db import candidates as db
 from placement_lite.db import snapshot
 from placement_lite.engine import combine
 from placement_lite.engine import explain
+from placement_lite.engine import rank
 from placement_lite.engine import search
 from placement_lite.engine.request import parse_query  # noqa: F401
 
@@ -74,6 +75,8 @@ def find_candidates(database, conf, request, nested_aware=True):
     rng = random.Random() if placement.randomize_allocation_candidates else (
         None)
     shuffle = rng.shuffle if rng else None
+    if request.ranking is not None:
+        return _ranked(database, request, bound)
     spread = bound is not None and nested_aware
     tally = explain.Tally(request) if request.explain else (
         explain.NOT_TALLIED)
@@ -87,7 +90,7 @@ def find_candidates(database, conf, request, nested_aware=True):
                 windows = (snapshot.Window(searcher.explained_root,
                                            searcher.explained_root, False),)
             searched = _searched(searcher, request, windows, nested_aware,
-                                 shuffle, tally)
+                                 shuffle, tally, roomiest_first=spread)
             if spread:
                 chosen, roots = _spread(searched, bound, strategy)
                 shown = None
@@ -111,11 +114,22 @@ def find_candidates(database, conf, request, nested_aware=True):
     return found
 
 
-def _searched(searcher, request, windows, nested_aware, shuffle, tally):
+def warm_caches(database):
+    """Read the whole cloud once into what the process keeps between
+    requests (db.snapshot): the first request searching every tree then
+    finds it kept, as later ones do."""
+    with database.replica_reader() as conn:
+        snapshot.Snapshot(conn, db.read_known(
+            conn, (), (), (), ()).class_names).read_whole_cloud()
+
+
+def _searched(searcher, request, windows, nested_aware, shuffle, tally,
+              roomiest_first=False):
     """(SearchResult, combine.Combiner) for each of ``windows`` (see
     _windows) where every group can be served, in turn, lazily: the one
     driver of windowed and whole-cloud searches. A candidate found in one
-    window is not given again by a later one."""
+    window is not given again by a later one. ``roomiest_first``: see
+    combine."""
     seen = set()
     for window in windows:
         found = searcher.search(window)
@@ -123,7 +137,7 @@ def _searched(searcher, request, windows, nested_aware, shuffle, tally):
             yield found, combine.Combiner(
                 found, request, parents=searcher.snapshot.parents,
                 nested_aware=nested_aware, shuffle=shuffle, seen=seen,
-                tally=tally)
+                tally=tally, roomiest_first=roomiest_first)
 
 
 def _spread(searched, bound, strategy):
@@ -263,3 +277,28 @@ def _legacy_summary_providers(combiner, chosen, truncated):
                 shown.update(p for p in candidate.allocations
                              if root_of(p) in tree_roots)
     return shown
+
+
+def _ranked(database, request, bound):
+    """The Candidates of a ranked request (1.42): the best ``bound`` by the
+    rank key (engine/rank.py), whatever the strategy and randomizing."""
+    tally = explain.Tally(request) if request.explain else (
+        explain.NOT_TALLIED)
+    found = EMPTY
+    ranked = None
+    with database.replica_reader() as conn:
+        try:
+            ranked = rank.ranked(conn, request, bound, tally)
+        except search.NoCandidates:
+            pass
+        if ranked is not None and ranked.chosen:
+            if bound is not None:
+                tally.returned({c.anchor for c in ranked.chosen})
+            found = _with_summaries(conn, ranked.snapshot, ranked.roots,
+                                    ranked.chosen, None)
+    if tally.active:
+        found = dataclasses.replace(found, explanation=dataclasses.replace(
+            tally.report(),
+            ranking=ranked.explained if ranked else rank.RankExplanation(
+                rank.key_names(request.ranking), 0, [])))
+    return found

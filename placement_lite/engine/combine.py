@@ -28,7 +28,13 @@ its requests are the product of the slots' choices, filtered by traits.
 Order (documented in api-ref/allocation_candidates.md): anchors by
 ascending internal id (creation order); within an anchor, slots in query
 order (the unsuffixed group first, one slot per class in query order),
-choices by ascending provider id, the last slot varying fastest.
+choices by ascending provider id, the last slot varying fastest. With
+``roomiest_first`` (a bounded request, where each tree gives its first
+request before any gives a second) the choices of a slot go by free
+capacity of its classes, most first, ties by id: a scheduler that claims
+each host's first request then takes from the roomiest provider of the
+tree, not from the one created first (a root holding a little memory,
+filled after a few instances while its NUMA nodes stay empty).
 ``depth-first`` exhausts an anchor before the next; ``breadth-first``
 takes one request from each anchor in turn.
 """
@@ -61,7 +67,8 @@ class Combiner:
     """Generates the allocation requests of a search result."""
 
     def __init__(self, result, request, parents=None, nested_aware=True,
-                 shuffle=None, seen=None, tally=explain.NOT_TALLIED):
+                 shuffle=None, seen=None, tally=explain.NOT_TALLIED,
+                 roomiest_first=False):
         """``parents(root_ids)`` returns {provider id: parent id} for those
         trees (needed for same_subtree); ``shuffle``, when given, is
         applied to anchors and choices (randomized candidates); ``seen``
@@ -74,6 +81,7 @@ class Combiner:
         self.subtree_exclusions = request.subtree_exclusions
         self.nested_aware = nested_aware
         self.shuffle = shuffle
+        self.roomiest_first = roomiest_first
         self._parents_of_trees = parents
         self._parents = None
         #: Requests made only of sharing providers already produced.
@@ -140,6 +148,13 @@ class Combiner:
             for slot in slots:
                 slot.options = list(slot.options)
                 self.shuffle(slot.options)
+        elif self.roomiest_first:
+            capacities = self.result.capacities
+            for slot in slots:
+                if len(slot.options) > 1:
+                    held = [capacities[rc_id] for rc_id in slot.amounts]
+                    slot.options = sorted(slot.options, key=lambda p: [
+                        c[p].used - c[p].capacity for c in held])
         return slots
 
     def _enough_in_tree(self, slots):
@@ -181,9 +196,12 @@ class Combiner:
         self._parents = self._parents_of_trees(
             {result.root_of(p) for p in offered})
 
-    def for_anchor(self, anchor):
-        """Lazily yield every allocation request under ``anchor``."""
-        requests = self._requests(anchor, self.rules, self.seen)
+    def for_anchor(self, anchor, every=False):
+        """Lazily yield every allocation request under ``anchor``; with
+        ``every``, also those made only of sharing providers that an
+        earlier anchor gave (ranking keeps the best of them)."""
+        requests = self._requests(anchor, self.rules,
+                                  None if every else self.seen)
         if self.tally.active:
             return self._tallied(anchor, requests)
         return requests
@@ -212,9 +230,9 @@ class Combiner:
                 self.tally.walked(anchor, None)
             yield request
         if not given:
-            self.tally.walked(anchor, self._dropped_by(anchor))
+            self.tally.walked(anchor, self.dropped_by(anchor))
 
-    def _dropped_by(self, anchor):
+    def dropped_by(self, anchor):
         """The first rule such that no request under ``anchor`` meets it
         and every rule before it; None when every rule is met (its
         requests were all given by an earlier tree)."""

@@ -82,6 +82,8 @@ class Explanation:
     walked: int
     #: The provider uuid of explain=<uuid>, or None.
     provider: typing.Optional[str]
+    #: rank.RankExplanation of a ranked request (1.42), or None.
+    ranking: typing.Optional[object] = None
 
 
 class Tally:
@@ -105,16 +107,13 @@ class Tally:
         self._returned = None
         self._class_names = {}
         self._snapshot = None
-        self._sharing = frozenset()
         #: (uuid, root id) of the provider of explain=<uuid>, or None.
         self._explained = None
 
-    def start(self, class_names, providers_read, sharing):
-        """The request's class names, its snapshot.Snapshot and sharing
-        providers."""
+    def start(self, class_names, providers_read):
+        """The request's class names and its snapshot.Snapshot."""
         self._class_names = class_names
         self._snapshot = providers_read
-        self._sharing = sharing
 
     def explaining(self, uuid, root_id):
         """explain=<uuid>: the tree searched alone is ``root_id``'s."""
@@ -236,7 +235,7 @@ class Tally:
                                     for p, c in found.items()}
         uuids = self._snapshot.tree_read(root_id)
         uuids.update(self._snapshot.uuids_read(
-            self._sharing & set().union(*held.values())))
+            self._snapshot.sharing_among(set().union(*held.values()))))
         kept_by_step = [(step, set().union(*kept))
                         for step, (unit, kept) in steps.items()
                         if unit == PROVIDERS]
@@ -288,7 +287,7 @@ class _NotTallied:
 
     active = False
 
-    def start(self, class_names, providers_read, sharing):
+    def start(self, class_names, providers_read):
         pass
 
     def explaining(self, uuid, root_id):

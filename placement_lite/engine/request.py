@@ -21,6 +21,7 @@ from oslo_utils import uuidutils
 from placement_lite import errors
 from placement_lite import microversion
 from placement_lite import querystring
+from placement_lite.engine import ranking as ranking_query
 from placement_lite.schemas import common
 
 GROUP_PREFIXES = ('resources', 'required', 'member_of', 'in_tree')
@@ -88,6 +89,8 @@ class CandidateRequest:
     #: explain (1.41): None, True, or the uuid of the provider whose tree
     #: to explain.
     explain: object = None
+    #: ranking.Ranking (1.42), or None: candidates in the unranked order.
+    ranking: object = None
 
     @property
     def requested_resource_classes(self):
@@ -108,6 +111,8 @@ def parse_query(pairs, version):
     extended = version >= microversion.EXPLAIN
     _parse_request_wide(request, pairs, extended)
     request.groups = _parse_groups(pairs, version)
+    if version >= microversion.RANKED:
+        request.ranking = ranking_query.parse(pairs, request.groups)
     if version >= microversion.SAME_SUBTREE:
         _check_resourceless_groups(request)
     else:
@@ -350,10 +355,12 @@ def _check_trait_conflicts(groups):
 
 def _check_group_policy(request):
     """The reference still insists on group_policy with several suffixed
-    groups."""
+    groups (the groups of one alternatives set, 1.42, count as one)."""
     suffixed = [group for group in request.groups.values()
                 if group.use_same_provider]
-    if request.group_policy is None and len(suffixed) > 1:
+    sets = request.ranking.alternatives if request.ranking else ()
+    together = len(suffixed) - sum(len(s) - 1 for s in sets)
+    if request.group_policy is None and together > 1:
         raise errors.BadRequest(
             'The "group_policy" parameter is required when specifying more '
             'than one "resources{N}" parameter.')

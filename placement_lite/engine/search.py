@@ -29,6 +29,7 @@ without explain).
 """
 
 import dataclasses
+import functools
 
 from placement_lite import errors
 from placement_lite.db import candidates as db
@@ -123,7 +124,7 @@ class Searcher:
         #: What the providers searched have and use.
         self.snapshot = snapshot.Snapshot(conn, known.class_names)
         self.tally = tally
-        tally.start(known.class_names, self.snapshot, known.sharing)
+        tally.start(known.class_names, self.snapshot)
         #: The root of the tree explain=<uuid> names, or None.
         self.explained_root = None
         if explained:
@@ -136,7 +137,7 @@ class Searcher:
         class_ids = {name: id_ for id_, name in known.class_names.items()}
         self.names = _Names(
             conn, known, class_ids,
-            _allowed_anchors(conn, request, known, tally),
+            *_allowed_anchors(conn, request, known, tally),
             {in_tree: {class_ids[name] for group in groups
                        if group.in_tree == in_tree
                        for name in group.resources if name in class_ids}
@@ -179,7 +180,8 @@ class Searcher:
             roots.update(searcher.resourceless_roots)
         anchors = set.intersection(*(set(g.by_anchor) for g in groups))
         self.tally.all_groups(anchors)
-        return SearchResult(groups, capacities, roots, self.names.sharing,
+        return SearchResult(groups, capacities, roots,
+                            in_window.sharing_among(roots),
                             self.names.class_names, sorted(anchors),
                             self.snapshot)
 
@@ -217,6 +219,9 @@ class _Names:
     class_ids: dict
     #: Root ids allowed by root_required and root_member_of (None: all).
     allowed_anchors: object
+    #: Root ids root_required forbids, when only forbidding (see
+    #: _allowed_anchors).
+    excluded_anchors: frozenset
     #: {in_tree uuid (or None): ids of the known classes the groups with
     #: that in_tree ask for}.
     classes_by_tree: dict
@@ -225,10 +230,11 @@ class _Names:
     def class_names(self):
         return self.known.class_names
 
-    @property
-    def sharing(self):
-        """The providers sharing their inventory."""
-        return self.known.sharing
+    @functools.cached_property
+    def every_sharing_provider(self):
+        """Ids of every provider of the cloud sharing its inventory, read
+        when first needed: only for providers a search did not read."""
+        return db.sharing_provider_ids(self.conn)
 
     @property
     def largest(self):
@@ -247,18 +253,36 @@ class _InWindow:
         self.window = window
         self.tally = tally
         self._inventories = {}
-        #: {sharing provider id: anchors in the window}.
-        self._anchors_of_sharing = {}
+        #: {sharing provider id: anchors in the window}: in a window, of
+        #: every sharing provider serving one of its trees, read at once;
+        #: over the whole cloud, of those asked for so far.
+        self._anchors_of_sharing = None if window is None else (
+            db.sharing_anchors_in_window(names.conn, window.first,
+                                         window.last))
 
     def inventories(self, in_tree, tree_root):
         """{rc id: {provider id: scope_reads.Capacity}} in the window (and
         tree ``tree_root``) for every known class that groups with this
-        ``in_tree`` ask for."""
+        ``in_tree`` ask for, and of the sharing providers serving its
+        trees."""
         if in_tree not in self._inventories:
             self._inventories[in_tree] = self.snapshot.capacities(
                 self.names.classes_by_tree[in_tree], tree_root, self.window,
-                also_ids=self.names.sharing)
+                also_ids=(() if self.window is None
+                          else set(self._anchors_of_sharing)))
         return self._inventories[in_tree]
+
+    def sharing_among(self, provider_ids):
+        """Those of ``provider_ids`` sharing their inventory: told by the
+        stocks read, or for a provider not read (a resourceless group's)
+        by every_sharing_provider."""
+        unread = self.snapshot.unread(provider_ids)
+        found = self.snapshot.sharing_among(
+            provider_ids if not unread else
+            [p for p in provider_ids if p not in unread])
+        if unread:
+            found |= unread & self.names.every_sharing_provider
+        return found
 
     def tree_providers(self, root_id):
         """{provider id: uuid} of the tree ``root_id`` in the window, as
@@ -269,18 +293,18 @@ class _InWindow:
         return self.snapshot.tree_read(root_id)
 
     def sharing_anchors(self, provider_ids):
-        """{sharing provider id: anchors in the window}, queried once per
-        provider."""
+        """{sharing provider id: anchors in the window} of the sharing
+        providers ``provider_ids``."""
+        if self._anchors_of_sharing is None:
+            self._anchors_of_sharing = {}
         known = self._anchors_of_sharing
-        missing = [p for p in provider_ids if p not in known]
-        if missing:
-            window = self.window
-            found = db.anchors_for_sharing(
-                self.names.conn, missing,
-                None if window is None else (window.first, window.last))
-            for provider_id in missing:
-                known[provider_id] = found.get(provider_id, set())
-        return {p: known[p] for p in provider_ids}
+        if self.window is None:
+            missing = [p for p in provider_ids if p not in known]
+            if missing:
+                found = db.anchors_for_sharing(self.names.conn, missing)
+                for provider_id in missing:
+                    known[provider_id] = found.get(provider_id, set())
+        return {p: known.get(p, set()) for p in provider_ids}
 
     def with_allowed_anchors(self, pairs):
         """The (provider, anchor) ``pairs`` whose anchor is in the window
@@ -292,24 +316,37 @@ class _InWindow:
         allowed = self.names.allowed_anchors
         if allowed is not None:
             pairs = [(p, a) for p, a in pairs if a in allowed]
+        excluded = self.names.excluded_anchors
+        if excluded:
+            pairs = [(p, a) for p, a in pairs if a not in excluded]
         return pairs
 
 
 def _allowed_anchors(conn, request, known, tally):
-    """Root ids allowed by root_required and root_member_of, or None when
-    not filtering."""
+    """(Root ids allowed by root_required and root_member_of, or None when
+    not filtering; root ids excluded).
+
+    A root_required that only forbids (nova's ``!COMPUTE_STATUS_DISABLED``
+    on every request) excludes the few roots having those traits instead
+    of allowing every other root of the cloud, which would cost a read of
+    every root; explain, which counts the roots each filter allows, takes
+    the allowed ones."""
     allowed = None
-    if request.root_required or request.root_forbidden:
+    excluded = frozenset()
+    required = _trait_ids(known, request.root_required)
+    forbidden = _trait_ids(known, request.root_forbidden)
+    if forbidden and not required and not tally.active:
+        excluded = frozenset(db.roots_with_any_trait(conn, forbidden))
+    elif required or forbidden:
         allowed = _narrowed(allowed, 'root_required', db.roots_with_traits(
-            conn, _trait_ids(known, request.root_required),
-            _trait_ids(known, request.root_forbidden)), tally)
+            conn, required, forbidden), tally)
     if request.root_member_of or request.root_forbidden_aggregates:
         allowed = _narrowed(
             allowed, 'root_member_of', db.provider_ids_in_aggregates(
                 conn, request.root_member_of, known.aggregate_ids,
                 roots_only=True, forbidden=request.root_forbidden_aggregates),
             tally)
-    return allowed
+    return allowed, excluded
 
 
 def _narrowed(allowed, name, roots, tally):
@@ -332,17 +369,27 @@ def _trait_ids(known, names):
 
 @dataclasses.dataclass
 class _Filters:
-    """A group's resolved names and provider filters."""
+    """A group's resolved names and provider filters.
+
+    Traits are checked on the stocks the snapshot read, for the providers
+    a search reads anyway (those with an inventory of a class asked for):
+    the work then follows the window searched, not the cloud. Only a
+    resourceless group, whose providers were not read, queries the
+    providers having them."""
 
     #: {rc id: amount}, in the group's order.
     amounts: dict
     in_aggregates: set
+    #: [set of trait ids, any one of which is required, ...]
     required: list
+    #: The same, as sets of names.
+    required_names: list
+    forbidden_names: frozenset
     tree_root: int
     bad_aggregates: set
+    #: Resourceless single-provider groups: the providers having a
+    #: forbidden trait, and those having the required ones.
     bad_traits: set
-    trait_owners: dict
-    #: Providers having the required traits (single-provider groups).
     with_traits: set
 
 
@@ -357,7 +404,6 @@ class _GroupSearch:
         self.group = group
         self.names = names
         self.conn = names.conn
-        self.sharing = names.sharing
         self._filters = None
         self._resourceless = None
         self.by_class = {}
@@ -410,9 +456,10 @@ class _GroupSearch:
             if pairs is None:
                 return empty
             pairs_by_class[rc_id] = pairs
-        by_anchor = self._spread_choices(filters, pairs_by_class, tally)
+        by_anchor, trait_owners = self._spread_choices(
+            filters, pairs_by_class, tally, in_window.snapshot.trait_names)
         return GroupChoices(suffix, amounts, by_anchor,
-                            filters.required, filters.trait_owners)
+                            filters.required, trait_owners)
 
     def has_unknown_names(self):
         """Whether resolving the group may raise a 400: it names a
@@ -453,15 +500,17 @@ class _GroupSearch:
             db.provider_ids_in_any_aggregate(
                 conn, group.forbidden_aggregates, known.aggregate_ids)
             if group.forbidden_aggregates else set())
-        bad_traits = db.provider_ids_with_any_trait(conn, forbidden)
-        trait_owners = (db.traits_of_providers_among(
-            conn, set().union(*required))
-            if required and not group.use_same_provider else {})
-        with_traits = (db.provider_ids_with_traits(conn, required)
-                       if required and group.use_same_provider else None)
-        self._filters = _Filters(amounts, in_aggregates, required, tree_root,
-                                 bad_aggregates, bad_traits, trait_owners,
-                                 with_traits)
+        bad_traits = with_traits = None
+        if not amounts:
+            bad_traits = db.provider_ids_with_any_trait(conn, forbidden)
+            with_traits = (db.provider_ids_with_traits(conn, required)
+                           if required else None)
+        self._filters = _Filters(
+            amounts, in_aggregates, required,
+            [frozenset(alternatives) for alternatives
+             in group.required_traits],
+            frozenset(group.forbidden_traits), tree_root, bad_aggregates,
+            bad_traits, with_traits)
         return self._filters
 
     def _class_amounts(self):
@@ -484,8 +533,8 @@ class _GroupSearch:
             if not _kept(tally, self.group.suffix, 'all_resources',
                          providers):
                 return {}
-            providers = self._single_provider_filter(filters, providers,
-                                                     tally)
+            providers = self._single_provider_filter(
+                filters, providers, tally, in_window.snapshot.trait_names)
             if providers is None:
                 return {}
             any_class = next(iter(by_class.values()))
@@ -496,7 +545,7 @@ class _GroupSearch:
                 return {}
             self.resourceless_roots.update(roots)
         sharing_here = in_window.sharing_anchors(
-            sorted(providers & self.sharing))
+            sorted(in_window.sharing_among(providers)))
         pairs = [(provider_id, anchor) for provider_id in sorted(providers)
                  for anchor in ({roots[provider_id]}
                                 | sharing_here.get(provider_id, set()))]
@@ -506,16 +555,21 @@ class _GroupSearch:
         tally.kept_trees(self.group.suffix, Step('trees'), by_anchor)
         return by_anchor
 
-    def _single_provider_filter(self, filters, providers, tally):
+    def _single_provider_filter(self, filters, providers, tally,
+                                traits_of=None):
         """``providers`` (None: any) narrowed by the group's traits and
         aggregates, in explain's order: required traits, member_of,
         forbidden traits, forbidden aggregates; None when one of them
-        keeps none."""
+        keeps none. ``traits_of(provider id)`` gives the trait names of
+        ``providers``; without it (a resourceless group) the providers
+        resolve() found are used."""
         group = self.group
         suffix = group.suffix
-        if filters.with_traits is not None:
+        if filters.required:
             providers = (set(filters.with_traits) if providers is None
-                         else providers & filters.with_traits)
+                         else _having_traits(providers,
+                                             filters.required_names,
+                                             traits_of))
             if not _kept(tally, suffix, 'required_traits', providers):
                 return None
         if filters.in_aggregates is not None:
@@ -524,7 +578,10 @@ class _GroupSearch:
             if not _kept(tally, suffix, 'member_of', providers):
                 return None
         if group.forbidden_traits:
-            providers = providers - filters.bad_traits
+            providers = (providers - filters.bad_traits if traits_of is None
+                         else _lacking_traits(providers,
+                                              filters.forbidden_names,
+                                              traits_of))
             if not _kept(tally, suffix, 'forbidden_traits', providers):
                 return None
         if group.forbidden_aggregates:
@@ -546,10 +603,11 @@ class _GroupSearch:
                                   db.roots_of(self.conn, providers))
         return self._resourceless
 
-    def _spread_choices(self, filters, pairs_by_class, tally):
-        """{anchor: {rc id: [provider ids]}} from each class's (provider,
+    def _spread_choices(self, filters, pairs_by_class, tally, traits_of):
+        """({anchor: {rc id: [provider ids]}} from each class's (provider,
         anchor) pairs, for the anchors where every class has a provider
-        and the providers could together have the required traits."""
+        and the providers could together have the required traits; and
+        {provider id: its trait ids among the required ones})."""
         common = set.intersection(*({anchor for _p, anchor in pairs}
                                     for pairs in pairs_by_class.values()))
         tally.kept_trees('', Step('trees'), common)
@@ -559,20 +617,29 @@ class _GroupSearch:
                     pair for pair in pairs if pair[1] in common):
                 by_anchor[anchor].setdefault(rc_id, []).append(provider_id)
         if not (filters.required and common):
-            return by_anchor
+            return by_anchor, {}
         # A tree whose chosen providers together could never have the
         # required traits cannot serve the group. (Every class has a
         # provider under each anchor in ``common``.)
+        trait_ids = self.names.known.trait_ids
+        wanted = frozenset().union(*filters.required_names)
+        owners = {}
+        for choices in by_anchor.values():
+            for providers in choices.values():
+                for p in providers:
+                    if p not in owners:
+                        owners[p] = {trait_ids[name] for name in traits_of(p)
+                                     if name in wanted}
         viable = {}
         for anchor, choices in by_anchor.items():
             offered = set().union(*(
-                filters.trait_owners.get(p, set())
-                for providers in choices.values() for p in providers))
+                owners[p] for providers in choices.values()
+                for p in providers))
             if all(alternatives & offered
                    for alternatives in filters.required):
                 viable[anchor] = choices
         tally.kept_trees('', Step('required_traits'), viable)
-        return viable
+        return viable, owners
 
     def _class_pairs(self, rc_id, capable, filters, in_window):
         """(provider, anchor) pairs that may give the class ``rc_id`` to
@@ -583,10 +650,11 @@ class _GroupSearch:
         group = self.group
         tally = in_window.tally
         in_aggregates = filters.in_aggregates
-        bad_traits = filters.bad_traits
+        traits_of = in_window.snapshot.trait_names
         pairs = [(p, capacity.root_id) for p, capacity in capable.items()]
         if filters.tree_root is None:
-            shared = (set(capable) & self.sharing) - bad_traits
+            shared = _lacking_traits(in_window.sharing_among(capable),
+                                     filters.forbidden_names, traits_of)
             if in_aggregates is not None:
                 shared &= in_aggregates
             for provider_id, anchors in in_window.sharing_anchors(
@@ -600,7 +668,9 @@ class _GroupSearch:
             if not pairs:
                 return None
         if group.forbidden_traits:
-            pairs = [(p, a) for p, a in pairs if p not in bad_traits]
+            kept = _lacking_traits({p for p, _a in pairs},
+                                   filters.forbidden_names, traits_of)
+            pairs = [(p, a) for p, a in pairs if p in kept]
             tally.kept_pairs('', Step('forbidden_traits', rc_id), pairs)
             if not pairs:
                 return None
@@ -612,6 +682,21 @@ class _GroupSearch:
             if not pairs:
                 return None
         return in_window.with_allowed_anchors(pairs)
+
+
+def _having_traits(providers, required_names, traits_of):
+    """Those of ``providers`` having, for each set of ``required_names``,
+    one of its traits (``traits_of(provider id)``: its trait names)."""
+    return {p for p in providers
+            if all(not alternatives.isdisjoint(traits_of(p))
+                   for alternatives in required_names)}
+
+
+def _lacking_traits(providers, forbidden_names, traits_of):
+    """Those of ``providers`` having none of ``forbidden_names``."""
+    if not forbidden_names:
+        return set(providers)
+    return {p for p in providers if forbidden_names.isdisjoint(traits_of(p))}
 
 
 def _kept(tally, suffix, name, providers):

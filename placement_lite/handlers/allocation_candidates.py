@@ -64,6 +64,29 @@ def _explain(explanation):
         'windows': explanation.windows,
         'walked': explanation.walked,
         'provider': explanation.provider,
+        **({} if explanation.ranking is None
+           else {'ranking': _ranking(explanation.ranking)}),
+    }
+
+
+def _ranking(ranked):
+    """The ``ranking`` member of explain (1.42): the terms of the key and
+    each returned candidate's."""
+    return {
+        'key': ranked.key,
+        'walked': ranked.walked,
+        'candidates': [{
+            'alternatives': list(key.alternatives),
+            'preferred': key.preferred,
+            'round': key.round,
+            'free': key.free,
+            'tree': key.tree,
+            'index': key.index,
+            'skipped': [_present({'alternatives': list(skipped.alternatives),
+                                  'step': skipped.step,
+                                  'group': skipped.group})
+                        for skipped in key.skipped],
+        } for key in ranked.candidates],
     }
 
 

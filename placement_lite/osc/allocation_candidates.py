@@ -16,7 +16,7 @@ _EXCLUSION_NUMBERS = ('amount', 'capacity', 'used', 'min_unit', 'max_unit',
                       'step_size', 'largest')
 
 
-def _parameter(text):
+def parameter(text):
     """``KEY=VALUE`` as a pair (the value may hold '=')."""
     key, sep, value = text.partition('=')
     if not sep or not key:
@@ -76,7 +76,7 @@ class ExplainAllocationCandidate(command.Lister):
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
         parser.add_argument(
-            'parameters', metavar='<key=value>', type=_parameter, nargs='+',
+            'parameters', metavar='<key=value>', type=parameter, nargs='+',
             help='A query parameter of GET /allocation_candidates, e.g. '
                  'resources=VCPU:2,MEMORY_MB:1024, required_NIC=CUSTOM_X, '
                  'group_policy=none; repeat for several')

@@ -67,6 +67,13 @@ def _query(version):
                        % candidate_request.ISOLATE_NAMED}
         properties['root_member_of'] = dict(_STRING)
         properties['explain'] = dict(_STRING)
+    if version >= microversion.RANKED:
+        # placement_lite's ranking (api-ref/extensions.md, 1.42).
+        properties['rank_by'] = dict(_STRING)
+        properties['root_preferred'] = dict(_STRING)
+        properties['alternatives'] = dict(_STRING)
+        schema['patternProperties']['^preferred(%s)?$' % (
+            candidate_request.NAMED_SUFFIX)] = dict(_STRING)
     return schema
 
 

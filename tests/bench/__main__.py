@@ -1,11 +1,13 @@
 """Benchmark placement_lite against the reference: allocation candidates,
-listings, and the other routes clients read and write.
+listings, and the other routes clients read and write; a boot storm and a
+region restart.
 
     python -m tests.bench                      # N=1000 and N=5000, both services
     python -m tests.bench --hosts 1000         # one size
     python -m tests.bench --quick              # smoke run: 40 hosts, 2 repetitions
     python -m tests.bench --only placement_lite --hosts 200
-    python -m tests.bench --hosts 5000 --reference-from-lite
+    python -m tests.bench --modes queries --hosts 1000 5000 20000 50000
+    python -m tests.bench --modes storm --storm-hosts 1000 50000
 
 For each size it starts a throwaway PostgreSQL (one database per service),
 both services under uwsgi with the same settings, loads the same cloud into
@@ -15,8 +17,12 @@ from an earlier load), then times every named query (``--warmup`` untimed
 runs, then ``--repetitions`` timed ones) and prints p50/p95 per service with
 the ratio reference/placement_lite, and whether the candidate counts agree;
 then rounds of the writes nova's report client sends (``writes``).
-Results go to ``reports/bench-<N>.json``; ``docs/benchmark.md`` is
-regenerated from every full (non ``--quick``) report present.
+Results go to ``reports/bench-<N>.json``. Then (``--modes``) the boot
+storm (tests/bench/storm.py, ``reports/storm-<N>.json``) and the region
+restart (tests/bench/restart.py, ``reports/restart-<N>.json``) at their
+own sizes. ``docs/benchmark.md`` and the chart beside it
+(tests/bench/scaling.py) are regenerated from every full (non
+``--quick``) report present.
 """
 
 import argparse
@@ -25,7 +31,6 @@ import datetime
 import glob
 import hashlib
 import json
-import math
 import os
 import platform
 import signal
@@ -33,14 +38,20 @@ import subprocess
 import sys
 import time
 
-from placement_lite.db import tables
 from tests import harness
+from tests.bench import builder
 from tests.bench import cloud as bench_cloud
 from tests.bench import queries as bench_queries
+from tests.bench import ranked as bench_ranked
+from tests.bench import restart as bench_restart
+from tests.bench import scaling
 from tests.bench import services
+from tests.bench.services import percentile
+from tests.bench import storm as bench_storm
 from tests.bench import writes as bench_writes
 
 SERVICES = ('placement_lite', 'reference')
+MODES = ('queries', 'storm', 'restart')
 REPORTS = os.path.join(services.REPO, 'reports')
 MARKDOWN = os.path.join(services.REPO, 'docs', 'benchmark.md')
 
@@ -53,7 +64,23 @@ def parse_args(argv):
                         help='cloud sizes (compute hosts) to run, in turn')
     parser.add_argument('--quick', action='store_true',
                         help='smoke run: 40 hosts, 1 warm-up, 2 repetitions, '
-                             '10 s timeout, no docs/benchmark.md update')
+                             '10 s timeout, small storm and restart, no '
+                             'docs/benchmark.md update')
+    parser.add_argument('--modes', nargs='+', choices=MODES, default=MODES,
+                        help='what to run (default: all)')
+    parser.add_argument('--storm-hosts', type=int, nargs='+', default=[1000])
+    parser.add_argument('--storm-schedulers', type=int, nargs='+',
+                        default=[8, 32])
+    parser.add_argument('--storm-instances', type=int, default=1000)
+    parser.add_argument('--storm-seconds', type=float,
+                        help='begin no instance after this many seconds '
+                             'of a storm')
+    parser.add_argument('--restart-hosts', type=int, nargs='+',
+                        default=[5000])
+    parser.add_argument('--restart-clients', type=int, default=64)
+    parser.add_argument('--restart-max-hosts', type=int,
+                        help='replay this many hosts, spread over the cloud, '
+                             'instead of all')
     parser.add_argument('--repetitions', type=int, default=10)
     parser.add_argument('--warmup', type=int, default=2)
     parser.add_argument('--only', choices=SERVICES,
@@ -69,18 +96,34 @@ def parse_args(argv):
     parser.add_argument('--timeout', type=float, default=120.0,
                         help='seconds before a request counts as "timeout"')
     parser.add_argument('--query-budget', type=float, default=600.0,
-                        help='seconds of timed requests per query and '
-                             'service before the remaining repetitions are '
-                             'skipped')
+                        help='seconds of requests (warm-up included) per '
+                             'query and service after which its remaining '
+                             'repetitions are skipped')
     parser.add_argument('--no-cache', action='store_true',
                         help="load the reference through its API even when "
                              "its database is cached in .bench/cache")
+    parser.add_argument('--load', choices=('bulk', 'api'), default='bulk',
+                        help="bulk (default): write the cloud into "
+                             "placement_lite's database "
+                             "(tests/bench/builder.py) and give the "
+                             "reference a copy of its rows; api: load it "
+                             "through each service's API (see --no-cache, "
+                             "--reference-from-lite)")
     parser.add_argument('--reference-from-lite', action='store_true',
                         help="when the reference's database is not cached, "
                              "give it a copy of placement_lite's rows once "
                              "placement_lite is loaded (the same schema), "
                              "instead of loading it through its API (about "
                              "1.5 h for 5000 hosts on 2 cores)")
+    parser.add_argument('--rewrite-docs', action='store_true',
+                        help='only write docs/benchmark.md and its chart '
+                             'again from the reports present')
+    parser.add_argument('--into-report', action='store_true',
+                        help='with --only: put what this run measured of '
+                             'the service into the existing report of the '
+                             'size, in place of its results there (queries, '
+                             'first requests, memory), keeping the other '
+                             "service's")
     parser.add_argument('--note', default='',
                         help='a remark on the conditions of this run, kept '
                              'with its results (e.g. a busy machine)')
@@ -89,19 +132,15 @@ def parse_args(argv):
                         help='ports on 127.0.0.1 (default: free ones)')
     args = parser.parse_args(argv)
     if args.quick:
-        args.hosts = [40]
+        args.hosts = args.storm_hosts = args.restart_hosts = [40]
         args.warmup, args.repetitions, args.timeout = 1, 2, 10.0
+        args.storm_schedulers, args.storm_instances = [4], 20
+        args.restart_clients = 16
     return args
 
 
 def log(message):
     print('[%s] %s' % (time.strftime('%H:%M:%S'), message), flush=True)
-
-
-def percentile(samples, fraction):
-    """Nearest-rank percentile."""
-    ordered = sorted(samples)
-    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
 
 
 def time_query(contestants, args):
@@ -115,16 +154,21 @@ def time_query(contestants, args):
     """
     results = {key: {'status': None, 'count': None, 'samples': []}
                for key in contestants}
-    budget_end = time.monotonic() + args.query_budget
+    # Seconds each contestant's requests took: one slow service does not
+    # cut the other's repetitions.
+    spent = dict.fromkeys(contestants, 0.0)
     for run in range(args.warmup + args.repetitions):
         pending = [key for key, result in results.items()
-                   if result['status'] in (None, 200)]
-        if not pending or time.monotonic() > budget_end:
+                   if result['status'] in (None, 200)
+                   and spent[key] <= args.query_budget]
+        if not pending:
             break
         for key in pending:
             client, service, query = contestants[key]
+            started = time.monotonic()
             _measure(client, service, query, args, results[key],
                      timed=run >= args.warmup)
+            spent[key] += time.monotonic() - started
     for result in results.values():
         if result['samples']:
             result['p50'] = percentile(result['samples'], 0.5)
@@ -223,7 +267,7 @@ def reference_cache(cloud):
 
     The reference never changes, so once it has been loaded through its API
     its database is dumped and later runs restore it; the name changes with
-    the cloud's content. placement_lite is always loaded through the API.
+    the cloud's content (with ``--load api``).
     """
     digest = hashlib.sha1(''.join(services.REFERENCE_PACKAGES).encode())
     digest.update(cloud.fingerprint().encode())
@@ -231,38 +275,54 @@ def reference_cache(cloud):
                         % (cloud.hosts, digest.hexdigest()[:12]))
 
 
-def start_services(cloud, args, names, venv):
+def start_services(cloud, args, names, venv, report):
     """Start the services on fresh databases; returns ``{name: (service,
-    database, source)}``: how the database gets its cloud, 'api' (loaded
+    database, source)}``: how the database gets its cloud, 'bulk' (written
+    by tests/bench/builder.py before the service starts), 'api' (loaded
     through the service's API), 'cache' (restored from the cache, already
-    done) or 'copy' (placement_lite's rows, copied once it is loaded)."""
+    done) or 'copy' (placement_lite's rows, copied once it has them)."""
     hosts = cloud.hosts
     workdir = os.path.join(services.BENCH_DIR, 'run-%d' % hosts)
     settings = {'processes': args.processes, 'threads': args.threads}
     ports = args.ports or [harness._free_port(), harness._free_port()]
+    bulk = args.load == 'bulk' and 'placement_lite' in names
     started = {}
     try:
         for name, port in zip(SERVICES, ports):
             if name not in names:
                 continue
             database = 'bench_%s_%d_%d' % (name, hosts, os.getpid())
-            url = harness.create_postgres_database(
-                database, migrated=name == 'placement_lite')
             source = 'api'
+            if name == 'placement_lite' and bulk:
+                log('writing %d hosts (%d providers, %d consumers) in bulk'
+                    % (hosts, len(cloud.providers), len(cloud.consumers)))
+                url, seconds = builder.new_database(
+                    database, cloud, lambda message: log('builder: '
+                                                         + message))
+                report['load_seconds']['placement_lite, in bulk'] = round(
+                    seconds, 1)
+                source = 'bulk'
+            else:
+                url = harness.create_postgres_database(
+                    database, migrated=name == 'placement_lite')
             if name == 'placement_lite':
                 service = services.placement_lite(
                     port, url, os.path.join(workdir, name), **settings)
             else:
                 cache = reference_cache(cloud)
-                if os.path.exists(cache) and not args.no_cache:
+                if os.path.exists(cache) and not args.no_cache and not bulk:
                     harness.postgres_server().restore(database, cache)
                     log('reference database restored from %s' % cache)
                     source = 'cache'
-                elif (args.reference_from_lite
+                elif ((args.reference_from_lite or bulk)
                       and 'placement_lite' in names):
                     source = 'copy'
                 service = services.reference(
                     port, url, os.path.join(workdir, name), venv, **settings)
+                if bulk:
+                    services.copy_to_reference(started['placement_lite'][1],
+                                               database)
+                    report['reference_rows'] = "a copy of placement_lite's"
             service.start()
             started[name] = (service, database, source)
             log('%s on http://127.0.0.1:%d/ (log %s)'
@@ -279,12 +339,12 @@ def run_size(hosts, args, names, venv):
     named = bench_queries.named_queries(cloud)
     if args.queries:
         named = [query for query in named if query.name in args.queries]
-    started = start_services(cloud, args, names, venv)
-    running = {name: service for name, (service, _db, _loaded)
-               in started.items()}
     report = {'hosts': hosts, 'providers': len(cloud.providers),
               'consumers': len(cloud.consumers), 'load_seconds': {},
               'queries': []}
+    started = start_services(cloud, args, names, venv, report)
+    running = {name: service for name, (service, _db, _loaded)
+               in started.items()}
     try:
         clients = {name: services.HttpClient(service.port)
                    for name, service in running.items()}
@@ -317,15 +377,11 @@ def run_size(hosts, args, names, venv):
             with open(reference_cache(cloud) + '.json') as cached:
                 report['load_seconds']['reference, when cached'] = json.load(
                     cached)['load_seconds']
-        elif source == 'copy':
+        elif source == 'copy' and 'reference_rows' not in report:
             log("copying placement_lite's rows into the reference")
             running['reference'].stop()
-            harness.postgres_server().copy_rows(
-                started['placement_lite'][1], started['reference'][1],
-                # The reference's schema: its own revision, and none of
-                # placement_lite's tables.
-                keep=('alembic_version', tables.VERSION_TABLE,
-                      'device_profiles', 'device_profiles_id_seq'))
+            services.copy_to_reference(started['placement_lite'][1],
+                                       started['reference'][1])
             running['reference'].start()
             report['reference_rows'] = "a copy of placement_lite's"
         log('vacuuming and analyzing both databases')
@@ -365,10 +421,82 @@ def run_size(hosts, args, names, venv):
                 report['queries'].append(entry)
         report.setdefault('memory', _worker_memory(running))
         report['writes'] = time_writes(clients, cloud, args)
+        report['first_requests'] = first_requests(running, clients, named,
+                                                  report, args)
     finally:
         for service in running.values():
             service.stop()
     return report
+
+
+def first_requests(running, clients, named, report, args):
+    """{query: {service: seconds, or the status}}: each kind of candidates
+    query sent first after its service has restarted, so that a worker
+    that has served nothing answers it. A query the reference timed out
+    on at this size is not sent to it again ('timeout')."""
+    timed_out = {entry['name'] for entry in report['queries']
+                 if entry.get('reference', {}).get('status') == 'timeout'}
+    results = {}
+    for query in named:
+        if not query.candidates or query.explains or query.wide:
+            continue
+        for name, client in clients.items():
+            if name == 'reference' and query.name in timed_out:
+                result = 'timeout'
+            else:
+                running[name].restart()
+                try:
+                    status, _raw, result = client.fetch(
+                        'GET', query.path, version=query.version,
+                        timeout=args.timeout)
+                    if status != 200:
+                        result = status
+                except TimeoutError:
+                    result = 'timeout'
+            results.setdefault(query.name, {})[name] = result
+            log('%-16s %-14s first request %s' % (
+                query.name, name, _ms(result) if isinstance(result, float)
+                else result))
+    return results
+
+
+def first_requests_table(report):
+    """The first request of each kind after a restart, beside the p50."""
+    first = report.get('first_requests') or {}
+    if not first:
+        return ''
+    by_name = {entry['name']: entry for entry in report['queries']}
+    lines = ['| query | placement_lite first | p50 | reference first '
+             '| p50 |', '|---|---:|---:|---:|---:|']
+    for query, results in first.items():
+        cells = []
+        for name in SERVICES:
+            result = results.get(name, '-')
+            cells += [_ms(result) if isinstance(result, float) else
+                      str(result),
+                      _cell(by_name.get(query, {}).get(name), 'p50')]
+        lines.append('| %s | %s |' % (query, ' | '.join(cells)))
+    return '\n'.join(lines)
+
+
+def into_report(existing, measured, service):
+    """``existing`` (a report) with ``service``'s results of the queries,
+    first requests and memory replaced by those of ``measured``, a run of
+    that service alone; the run's description noted."""
+    by_name = {entry['name']: entry for entry in measured['queries']}
+    for entry in existing['queries']:
+        if entry['name'] in by_name:
+            entry[service] = by_name[entry['name']][service]
+    for name, first in measured.get('first_requests', {}).items():
+        existing.setdefault('first_requests', {}).setdefault(name, {})[
+            service] = first[service]
+    existing.setdefault('memory', {})[service] = measured['memory'][service]
+    existing['note'] = ' '.join(filter(None, [
+        existing.get('note'), "%s's results of %s are those of a run of it "
+        'alone (%s, commit %s, load average %.1f before, %.1f after).' % (
+            service, ', '.join(sorted(by_name)), measured['date'],
+            measured['commit'], *measured['load'])]))
+    return existing
 
 
 def _entry(query):
@@ -518,8 +646,8 @@ def describe(report):
                       in report['load_seconds'].items())
     if report.get('reference_rows'):
         loads += "; the reference's rows are %s" % report['reference_rows']
-    return ('N=%d compute hosts: %d providers, %d consumers; loaded through '
-            'the API in %s. %d warm-up + %d timed requests per query; '
+    return ('N=%d compute hosts: %d providers, %d consumers; loaded in '
+            '%s. %d warm-up + %d timed requests per query; '
             'uwsgi %d process(es) x %d thread(s) each; PostgreSQL %s; '
             'timeout %.0f s; whole run %.0f min; %s, %s, commit %s.' % (
                 report['hosts'], report['providers'], report['consumers'],
@@ -528,8 +656,26 @@ def describe(report):
                 report['processes'], report['threads'],
                 report['postgresql'], report['timeout'],
                 report['total_seconds'] / 60, report['machine'],
-                report['date'], report['commit']))
+                report['date'], report['commit'])) + (
+                    ' Load average %.1f before, %.1f after.' % tuple(
+                        report['load']) if 'load' in report else '')
 
+
+REGION = (
+    'The same cloud at every size, from 1,000 to 50,000 compute hosts '
+    '(`--hosts 1000 5000 20000 50000`); a 50,000-host cloud has about '
+    '370,000 providers, past the 200,000 where a process starts pruning '
+    'what it keeps per provider of the providers deleted since '
+    '(`placement_lite/db/stock.py`). The chart shows the p50 of each '
+    "candidates query against hosts (placement_lite's solid, the "
+    "reference's dashed, its timeouts left out) and the largest worker's "
+    'resident memory after the queries; the table, where placement_lite '
+    "stands against issue 33's goals (candidates queries only: bounded "
+    'ones have a limit; the wide trees are bounded). `python -m '
+    'tests.bench.profile --hosts 50000 --queries nova_flavor` shows where '
+    "a query's time goes (cProfile, its SQL statements, the garbage "
+    'collector), in-process on the same cloud; `--claim-between` as in a '
+    'storm.')
 
 #: The page's section on the other benchmark, which this one does not run.
 BULK_BODIES = """## Bulk bodies
@@ -554,16 +700,20 @@ the wall time is what the machine gave to other processes). The latest
 numbers are in [bulk-bodies.md](bulk-bodies.md)."""
 
 
-def write_markdown():
+def _reports(mode):
+    """The full reports of a mode ('bench', 'storm', 'restart'), by
+    hosts."""
     reports = []
-    for path in glob.glob(os.path.join(REPORTS, 'bench-[0-9]*.json')):
+    for path in glob.glob(os.path.join(REPORTS, '%s-[0-9]*.json' % mode)):
         with open(path) as source:
-            report = json.load(source)
-        if not report.get('quick'):
-            reports.append(report)
+            reports.append(json.load(source))
+    return sorted(reports, key=lambda report: report['hosts'])
+
+
+def write_markdown():
+    reports = _reports('bench')
     if not reports:
         return
-    reports.sort(key=lambda report: report['hosts'])
     parts = [
         '# Benchmark: allocation candidates, listings and other routes',
         '',
@@ -572,11 +722,11 @@ def write_markdown():
         'options). It creates a virtual environment with '
         'openstack-placement 16.0.0 under `.bench/` (once), starts a '
         'throwaway PostgreSQL and both services under uwsgi with the same '
-        'settings, loads the same cloud into both through the API '
-        '(`tests/bench/cloud.py`; the reference\'s loaded database is cached '
-        'in `.bench/cache`; with `--reference-from-lite` the reference gets '
-        'a copy of placement_lite\'s rows instead, the schemas being the '
-        'same), vacuums and analyzes both databases (`vacuumdb --analyze`: '
+        'settings, gives both the same cloud (`tests/bench/cloud.py`: '
+        'written into placement_lite\'s database by `tests/bench/builder.py`, '
+        'the rows the API would leave, and copied into the reference\'s, '
+        'the schemas being the same; with `--load api` loaded through each '
+        'API), vacuums and analyzes both databases (`vacuumdb --analyze`: '
         'a database in service has statistics and a visibility map, and '
         'autovacuum then stays out of the measurements), '
         'then times the named queries '
@@ -596,8 +746,14 @@ def write_markdown():
         'gets to choose from.',
         '',
         '| query | what it asks |', '|---|---|']
-    for entry in reports[0]['queries']:
+    for entry in reports[-1]['queries']:
         parts.append('| %s | %s |' % (entry['name'], entry['description']))
+    chart = os.path.join(os.path.dirname(MARKDOWN), scaling.CHART)
+    scaling.chart(reports, chart)
+    log('wrote %s' % chart)
+    parts += ['', '## Region scale', '', REGION, '',
+              '![p50 and memory against hosts](%s)' % scaling.CHART, '',
+              scaling.goals_table(reports)]
     for report in reports:
         parts += ['', '## %d compute hosts' % report['hosts'], '',
                   describe(report), '']
@@ -611,6 +767,12 @@ def write_markdown():
                       '`<query>_explain` is that query with `explain=true`, '
                       'placement_lite answering both in turns, request by '
                       'request.', '', explain_overhead(report)]
+        if first_requests_table(report):
+            parts += ['', 'The first request after a restart: each service '
+                      'restarted (every worker loaded, none has served a '
+                      'request) before each kind of candidates query, '
+                      'beside that query\'s p50 above.', '',
+                      first_requests_table(report)]
         if writes_table(report):
             parts += ['', 'Writes (`tests/bench/writes.py`): rounds of what '
                       "nova's report client writes, on a host running "
@@ -618,7 +780,10 @@ def write_markdown():
                       '(%d warm-up + %d timed rounds).' % (
                           report['warmup'], report['repetitions']),
                       '', writes_table(report)]
-    parts += ['', BULK_BODIES]
+    for module, mode in ((bench_storm, 'storm'), (bench_restart, 'restart')):
+        if _reports(mode):
+            parts += ['', module.markdown(_reports(mode))]
+    parts += ['', bench_ranked.SECTION, BULK_BODIES]
     os.makedirs(os.path.dirname(MARKDOWN), exist_ok=True)
     with open(MARKDOWN, 'w') as out:
         out.write('\n'.join(parts) + '\n')
@@ -636,6 +801,9 @@ def _commit():
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.rewrite_docs:
+        write_markdown()
+        return
     # Stopped with SIGTERM, still stop the services and PostgreSQL.
     signal.signal(signal.SIGTERM, lambda *_args: sys.exit(143))
     names = [args.only] if args.only else list(SERVICES)
@@ -645,10 +813,12 @@ def main(argv=None):
         postgresql = connection.exec_driver_sql(
             'SHOW server_version').scalar()
     os.makedirs(REPORTS, exist_ok=True)
-    for hosts in args.hosts:
+    for hosts in args.hosts if 'queries' in args.modes else []:
         started = time.monotonic()
+        load = os.getloadavg()[0]
         report = run_size(hosts, args, names, venv)
         report.update({
+            'load': [load, os.getloadavg()[0]],
             'quick': args.quick, 'note': args.note, 'warmup': args.warmup,
             'repetitions': args.repetitions, 'processes': args.processes,
             'threads': args.threads, 'timeout': args.timeout,
@@ -659,6 +829,9 @@ def main(argv=None):
             'total_seconds': round(time.monotonic() - started, 1)})
         name = 'bench-quick-%d.json' if args.quick else 'bench-%d.json'
         path = os.path.join(REPORTS, name % hosts)
+        if args.only and args.into_report and os.path.exists(path):
+            with open(path) as source:
+                report = into_report(json.load(source), report, args.only)
         with open(path, 'w') as out:
             json.dump(report, out, indent=2)
         print()
@@ -667,9 +840,17 @@ def main(argv=None):
         print(table(report))
         print(explain_overhead(report))
         print(writes_table(report))
+        print(first_requests_table(report))
         print()
         log('N=%d took %.0f s; wrote %s' % (hosts, report['total_seconds'],
                                             path))
+    for hosts in args.storm_hosts if 'storm' in args.modes else []:
+        bench_storm.run(hosts, args.storm_schedulers, args.storm_instances,
+                        names, venv, args.quick, args.storm_seconds, log)
+    for hosts in args.restart_hosts if 'restart' in args.modes else []:
+        bench_restart.run(hosts, args.restart_clients,
+                          min(8, args.restart_clients),
+                          args.restart_max_hosts, names, venv, args.quick, log)
     if not args.quick:
         write_markdown()
 

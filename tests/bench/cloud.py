@@ -19,7 +19,8 @@ Each compute host is a tree::
 Hosts are in a rack aggregate and an availability-zone aggregate. Hosts are
 grouped in storage groups; every third group has no local disk and uses a
 sharing storage provider (MISC_SHARES_VIA_AGGREGATE) in the group's
-aggregate. 40% of the hosts run instances, every tenth host is full.
+aggregate. 60% of the hosts run instances, as in a region in service: hosts
+0-4 of every ten run 1 to 4, every tenth host is full.
 
 Two wide trees, on which candidate generation that enumerates every
 combination explodes, use resource classes or traits nothing else has:
@@ -179,7 +180,7 @@ def build(hosts, storage_group_size=STORAGE_GROUP_SIZE):
                          inventories={'SRIOV_NET_VF': inventory(8)},
                          traits=['CUSTOM_PHYSNET_WIDE']))
 
-    # A host running instances (hosts 0-3 of every ten run 1 to 4).
+    # A host running instances.
     busy = _host_name(busy_index)
     landmarks = {
         'zone0': aggregate('zone0'), 'zone1': aggregate('zone1'),
@@ -220,13 +221,13 @@ def _compute_host(index, shared_storage, group):
 
 
 def _instances(index, root, numas, pfs, disk):
-    """Instances already running on host ``index``: 40% busy, 10% full."""
+    """Instances already running on host ``index``: 50% busy, 10% full."""
     if index % 10 == 9:
         return [Consumer('%s-big' % root.name, {
             numas[0].uuid: {'VCPU': 128, 'MEMORY_MB': 65536},
             numas[1].uuid: {'VCPU': 128, 'MEMORY_MB': 65536},
             disk.uuid: {'DISK_GB': 100}})]
-    if index % 10 >= 4:
+    if index % 10 >= 5:
         return []
     instances = []
     for number in range(1 + index % 4):
@@ -254,12 +255,15 @@ class Loader:
     kind of data: create, inventories, traits, aggregates.
     """
 
-    ALLOCATION_BATCH = 50
     RETRIES = 5
 
-    def __init__(self, client, threads=4):
+    def __init__(self, client, threads=4, allocation_batch=50):
         self.client = client
         self.threads = threads
+        #: Consumers per POST /allocations; with 1, each instance is
+        #: claimed alone, as nova claims (tests/bench/builder.py writes
+        #: the generations that leaves).
+        self.allocation_batch = allocation_batch
 
     def load(self, cloud, progress=None):
         """Create everything in ``cloud``; returns the seconds it took.
@@ -276,9 +280,9 @@ class Loader:
             self._parallel(self._create_provider, level)
             progress('%d providers at depth %d created after %.0f s'
                      % (len(level), depth, time.monotonic() - started))
-        batches = [cloud.consumers[start:start + self.ALLOCATION_BATCH]
+        batches = [cloud.consumers[start:start + self.allocation_batch]
                    for start in range(0, len(cloud.consumers),
-                                      self.ALLOCATION_BATCH)]
+                                      self.allocation_batch)]
         self._parallel(self._allocate, batches)
         return time.monotonic() - started
 

@@ -45,6 +45,11 @@ class Query:
     def candidates(self):
         return self.route == '/allocation_candidates'
 
+    @property
+    def bounded(self):
+        """Whether the answer has a limit (candidates queries)."""
+        return any(name == 'limit' for name, _value in self.params)
+
 
 def _listing(name, description, params=()):
     return Query(name, description, params, route='/resource_providers')
@@ -112,6 +117,10 @@ def named_queries(cloud):
               (('resources', 'VCPU:4,MEMORY_MB:8192,DISK_GB:80'),
                ('root_required', '!COMPUTE_STATUS_DISABLED'),
                ('limit', '1000'))),
+        Query('nova_flavor_50', "nova's request, limit=50",
+              (('resources', 'VCPU:4,MEMORY_MB:8192,DISK_GB:80'),
+               ('root_required', '!COMPUTE_STATUS_DISABLED'),
+               ('limit', '50'))),
         Query('none_fits', 'more memory than any provider has',
               (('resources', 'MEMORY_MB:1048576'),)),
         _listing('rp_all', 'GET /resource_providers: every provider'),
@@ -218,3 +227,42 @@ def hosts(payload):
             if 'MISC_SHARES_VIA_AGGREGATE' not in summary['traits']:
                 roots.add(summary['root_provider_uuid'])
     return len(roots)
+
+
+RANKED_VERSION = '1.42'
+NOVA_FLAVOR = (('resources', 'VCPU:4,MEMORY_MB:8192,DISK_GB:80'),
+               ('root_required', '!COMPUTE_STATUS_DISABLED'))
+#: "An FPGA, else a VF": the two alternatives of the accelerator group.
+_FPGA = (('resources_ACCEL', 'FPGA:1'),
+         ('required_ACCEL', 'CUSTOM_FPGA_ARRIA10'))
+_VF = (('resources_NET', 'SRIOV_NET_VF:1'),
+       ('required_NET', 'CUSTOM_PHYSNET_NET0'))
+_SPREAD = (('rank_by', 'spread:MEMORY_MB'), ('group_policy', 'none'),
+           ('limit', '1000'))
+
+
+def ranked_queries():
+    """The ranked queries (placement_lite's 1.42, api-ref/extensions.md),
+    timed by ``python -m tests.bench.ranked`` against the unranked ones
+    (only placement_lite answers them): nova's flavor request ranked by
+    spread on MEMORY_MB, with explain, and a request with two prioritized
+    alternatives next to each alternative asked alone."""
+    ranked = Query('nova_flavor_ranked', "nova's request, limit=1000, "
+                   'ranked by spread on MEMORY_MB',
+                   NOVA_FLAVOR + (('rank_by', 'spread:MEMORY_MB'),
+                                  ('limit', '1000')),
+                   version=RANKED_VERSION)
+    return [
+        ranked,
+        Query('nova_flavor_ranked_explain', 'the same with explain=true',
+              ranked.params + (('explain', 'true'),),
+              version=RANKED_VERSION, explains=ranked.name),
+        Query('alternatives_ranked', "nova's flavor and an FPGA, else a "
+              'VF: two alternatives, spread on MEMORY_MB, limit=1000',
+              NOVA_FLAVOR + _FPGA + _VF + _SPREAD
+              + (('alternatives', '_ACCEL,_NET'),), version=RANKED_VERSION),
+        Query('alternative_fpga_ranked', 'the first alternative alone',
+              NOVA_FLAVOR + _FPGA + _SPREAD, version=RANKED_VERSION),
+        Query('alternative_vf_ranked', 'the second alternative alone',
+              NOVA_FLAVOR + _VF + _SPREAD, version=RANKED_VERSION),
+    ]

@@ -11,11 +11,16 @@ import fcntl
 import glob
 import http.client
 import json
+import math
 import os
 import signal
 import subprocess
 import sys
 import time
+
+from placement_lite.db import tables
+from tests import harness
+from tests.bench import builder
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -51,6 +56,14 @@ def _reference_venv(log):
     with open(marker, 'w') as out:
         out.write(wanted)
     return venv
+
+
+def percentile(samples, fraction):
+    """Nearest-rank percentile; None of no samples."""
+    if not samples:
+        return None
+    ordered = sorted(samples)
+    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
 
 
 class HttpClient:
@@ -113,13 +126,17 @@ class UwsgiService:
             '--processes', str(processes), '--threads', str(threads),
             '--master', '--lazy-apps', '--need-app', '--die-on-term',
             '--disable-logging']
+        self.processes = processes
         self.env = dict(os.environ, OS_PLACEMENT_CONFIG_DIR=workdir)
         if pythonpath:
             self.env['PYTHONPATH'] = pythonpath
         self.process = None
 
     def start(self, timeout=90.0):
+        """Start uwsgi; return once every worker has loaded the
+        application (each loads it itself: lazy-apps) and one answers."""
         with open(self.log_path, 'ab') as log:
+            logged = log.tell()
             self.process = subprocess.Popen(
                 self.command, env=self.env, cwd=self.workdir, stdout=log,
                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -130,7 +147,8 @@ class UwsgiService:
             if self.process.poll() is not None:
                 break
             try:
-                if client.fetch('GET', '/')[0] == 200:
+                if (self._ready_workers(logged) == self.processes
+                        and client.fetch('GET', '/')[0] == 200):
                     return
             except (OSError, http.client.HTTPException):
                 pass
@@ -138,6 +156,12 @@ class UwsgiService:
         self.stop()
         raise RuntimeError('%s did not start on port %d; see %s'
                            % (self.name, self.port, self.log_path))
+
+    def _ready_workers(self, offset):
+        """How many workers uwsgi has logged ready since ``offset``."""
+        with open(self.log_path, 'rb') as log:
+            log.seek(offset)
+            return log.read().count(b') ready in ')
 
     def stop(self):
         """Stop uwsgi and its workers, even one stuck in a long request.
@@ -165,19 +189,28 @@ class UwsgiService:
         self.stop()
         self.start()
 
-    def worker_memory(self):
-        """Resident memory (kB) of each worker: the master's children."""
+    def worker_pids(self):
+        """The workers' pids: the master's children."""
         if self.process is None:
             return []
         master = str(self.process.pid)
-        sizes = []
+        pids = []
         for stat in glob.glob('/proc/[0-9]*/stat'):
             try:
                 with open(stat) as handle:
                     fields = handle.read().rsplit(')', 1)[1].split()
-                if fields[1] != master:
-                    continue
-                with open(stat[:-len('stat')] + 'status') as handle:
+            except OSError:
+                continue
+            if fields[1] == master:
+                pids.append(int(stat.split('/')[2]))
+        return pids
+
+    def worker_memory(self):
+        """Resident memory (kB) of each worker."""
+        sizes = []
+        for pid in self.worker_pids():
+            try:
+                with open('/proc/%d/status' % pid) as handle:
                     status = handle.read()
             except OSError:
                 continue
@@ -213,4 +246,54 @@ def reference(port, database_url, workdir, venv, **settings):
                     '--config-dir', workdir, 'db', 'sync'],
                    check=True, env=service.env, cwd=workdir,
                    stdout=subprocess.DEVNULL)
+    return service
+
+
+#: The reference's own revision table, and placement_lite's tables: what a
+#: copy of placement_lite's rows into the reference's database leaves out.
+NOT_COPIED = ('alembic_version', tables.VERSION_TABLE, 'device_profiles',
+              'device_profiles_id_seq')
+
+
+def copy_to_reference(lite_database, reference_database):
+    """Make the reference's database (its schema synced) hold the rows of
+    placement_lite's: the schemas are the same."""
+    harness.postgres_server().copy_rows(lite_database, reference_database,
+                                        keep=NOT_COPIED)
+
+
+def cloud_templates(cloud, names, venv, prefix, log=print):
+    """{service: a database holding ``cloud``}, for each of ``names``:
+    placement_lite's written in bulk (tests/bench/builder.py), the
+    reference's a copy of its rows on the reference's own schema. Runs
+    that change the cloud start on copies of these (:func:`start_on_copy`).
+    Returns (databases, seconds the bulk write took)."""
+    lite = '%s_lite_tpl_%d_%d' % (prefix, cloud.hosts, os.getpid())
+    log('writing %d hosts (%d providers, %d consumers) in bulk'
+        % (cloud.hosts, len(cloud.providers), len(cloud.consumers)))
+    _url, seconds = builder.new_database(lite, cloud)
+    log('written in %.0f s' % seconds)
+    databases = {'placement_lite': lite}
+    if 'reference' in names:
+        ref = '%s_reference_tpl_%d_%d' % (prefix, cloud.hosts, os.getpid())
+        url = harness.create_postgres_database(ref)
+        reference(0, url, os.path.join(BENCH_DIR, ref), venv)  # its schema
+        copy_to_reference(lite, ref)
+        harness.postgres_server().vacuum(ref)
+        databases['reference'] = ref
+    return {name: databases[name] for name in names}, seconds
+
+
+def start_on_copy(name, template, run, venv, processes=4):
+    """Service ``name`` started on a new database ``run``, a copy of
+    ``template`` (``service.database``: its name)."""
+    url = harness.postgres_server().create_database(run, template=template)
+    workdir = os.path.join(BENCH_DIR, run)
+    port = harness._free_port()
+    if name == 'placement_lite':
+        service = placement_lite(port, url, workdir, processes=processes)
+    else:
+        service = reference(port, url, workdir, venv, processes=processes)
+    service.database = run
+    service.start()
     return service

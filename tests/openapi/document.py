@@ -256,7 +256,8 @@ def _response_schemas():
             ('From microversion 1.12: allocation requests keyed by provider '
              'uuid (with mappings from 1.34); summaries with traits from '
              '1.17, every resource class from 1.27, parent and root from '
-             '1.29; explain from 1.41 (placement_lite), when asked.',
+             '1.29; explain from 1.41 (placement_lite), when asked (with '
+             'its ranking from 1.42).',
              _object({'allocation_requests': _array(keyed_request),
                       'provider_summaries': _map(summary, _UUID_KEY),
                       'explain': _ref('schemas', 'Explain')},
@@ -292,13 +293,28 @@ def _explain_schema():
                      'providers': dict(_array(row), description=(
                          'With explain=<provider uuid>.'))},
                     required=['suffix', 'steps', 'emptied_by'])
+    skipped = _object({'alternatives': _array(_STR), 'step': _STR,
+                       'group': _STR}, required=['alternatives', 'step'])
+    key = _object({
+        'alternatives': _array(_STR), 'preferred': optional_int,
+        'round': optional_int, 'free': _map(_INT), 'tree': _UUID,
+        'index': optional_int, 'skipped': _array(skipped)},
+        required=['alternatives', 'preferred', 'round', 'free', 'tree',
+                  'index', 'skipped'])
+    ranking = dict(_object({
+        'key': _array(_STR), 'walked': optional_int,
+        'candidates': _array(key)}, required=['key', 'walked', 'candidates']),
+        description='Ranked requests (1.42): the terms of the rank key and '
+                    "each returned candidate's.")
     return dict(_object({
         'groups': _array(group),
         'trees': _object({'steps': _array(step),
                           'emptied_by': nullable_step}),
         'windows': {'type': ['integer', 'null'], 'minimum': 1},
         'walked': optional_int,
-        'provider': {'type': ['string', 'null'], 'format': 'uuid'}}),
+        'provider': {'type': ['string', 'null'], 'format': 'uuid'},
+        'ranking': ranking}, required=['groups', 'trees', 'windows',
+                                       'walked', 'provider']),
         description=('Why the request found what it found: what each '
                      'step of the search kept (api-ref/extensions.md).'))
 
@@ -707,6 +723,16 @@ def _candidates(b):
         'explain': ('``true``: add ``explain``, what each step of the '
                     'search kept; a provider uuid: the same for its tree '
                     'alone. From 1.41 (placement_lite).'),
+        'rank_by': ('Order by free capacity after the candidate, in its '
+                    'tree: ``spread:MEMORY_MB,VCPU`` (most free first), '
+                    '``pack:DISK_GB`` (least free first). From 1.42 '
+                    '(placement_lite).'),
+        'root_preferred': ('Traits preferred on the root provider: never '
+                           'exclude, rank candidates with more first. From '
+                           '1.42 (placement_lite).'),
+        'alternatives': ('Suffixed groups that are prioritized '
+                         'alternatives of one group: ``_A100,_L40``; '
+                         'repeatable. From 1.42 (placement_lite).'),
     }
     params = [_query(name, schema, text[name])
               for name, schema in named.items() if name != 'in_tree']
@@ -717,7 +743,9 @@ def _candidates(b):
         'description': (
             'Granular groups (from 1.25): resources, required, member_of '
             'and in_tree with a suffix, digits before 1.33 (``%s``), then '
-            'up to 64 letters, digits, ``_`` and ``-`` (``%s``).'
+            'up to 64 letters, digits, ``_`` and ``-`` (``%s``); '
+            'preferred, with or without a suffix, from 1.42 '
+            '(placement_lite).'
             % (candidate_request.NUMBERED_SUFFIX,
                candidate_request.NAMED_SUFFIX)),
         'schema': {'type': 'object', 'additionalProperties': False,
@@ -739,7 +767,9 @@ def _candidates(b):
           ('1.39', 'Any-of traits (in:).'),
           ('1.40', 'device_profile (placement_lite).'),
           ('1.41', 'explain, root_member_of, group_policy=isolate:_A,_B, '
-                   'same_subtree with ! (placement_lite).')],
+                   'same_subtree with ! (placement_lite).'),
+          ('1.42', 'rank_by, preferred, root_preferred, alternatives: '
+                   'ranked candidates (placement_lite).')],
          {'200': _json('AllocationCandidates', headers=_LAST_MODIFIED)},
          query=params)
 

@@ -4,6 +4,7 @@ from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
 import microversion_parse
+import pytest
 import webob.exc
 
 from placement_lite import errors
@@ -70,6 +71,7 @@ def test_plain_text_415_names_a_missing_content_type_none():
 @given(st.lists(st.sampled_from(['<', '>', 'b', 'r', 'B', 'R', '<br', '<BR>',
                                  '<!--', '-->', '\n', '\r', 'x', ' ']),
                 max_size=14).map(''.join))
+@pytest.mark.slow
 def test_tags_are_stripped_as_webob_strips_them(message):
     assert errors.detail_text(400, message, {}) == (
         '%s\n\n %s  ' % (errors._EXPLANATIONS[400],

@@ -67,6 +67,7 @@ def _reported(text):
     return None
 
 
+@pytest.mark.slow
 @settings(max_examples=2000, deadline=None, database=None)
 @given(DOCUMENTS, st.integers(0, 40), st.sampled_from([None, 0, 1, 2]))
 def test_the_problem_a_walk_meets_first_is_reported(document, depth,

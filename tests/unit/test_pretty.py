@@ -6,6 +6,7 @@ import pprint
 from hypothesis import given
 from hypothesis import settings
 from hypothesis import strategies as st
+import pytest
 
 from placement_lite import pretty
 
@@ -22,7 +23,10 @@ VALUES = st.recursive(SCALARS, lambda children: st.one_of(
     st.dictionaries(TEXT, children, max_size=6)), max_leaves=40)
 
 
-@settings(max_examples=1500, deadline=None, database=None)
+#: 300 random values reach every branch of pretty.py but one, which
+#: test_long_and_wide_values takes: generating them is what takes time.
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None, database=None)
 @given(VALUES)
 def test_the_text_of_pprint(value):
     assert pretty.pformat(value) == pprint.pformat(value, width=72,
@@ -30,8 +34,10 @@ def test_the_text_of_pprint(value):
 
 
 def test_long_and_wide_values():
+    """Including a line whose words' reprs outgrow them (tabs), cut below
+    the first guess of where its pieces end."""
     for value in ([0] * 2000, [[]] * 2000, {'K%d' % i: [i] for i in range(500)},
                   'a ' * 5000, '\n' * 500, ['x' * 100] * 50,
-                  {'k': {'l': ['m' * 70, 'n o ' * 40]}}):
+                  {'k': {'l': ['m' * 70, 'n o ' * 40]}}, 'a\tb ' * 90):
         assert pretty.pformat(value) == pprint.pformat(value, width=72,
                                                        sort_dicts=False)

@@ -116,6 +116,7 @@ def test_unsupported_keyword_is_refused():
         schema_errors.Checker({'type': 'object', 'oneOf': [{}]})
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None, database=None)
 @given(st.lists(ANY, max_size=6))
 def test_uniqueness_as_jsonschema_finds_it(items):

@@ -1,0 +1,422 @@
+"""Ranked allocation candidates (microversion 1.42): the best ``limit``
+candidates of the request by a documented, total key, not the first ones
+found. The key and what each term means are defined in
+api-ref/extensions.md; in short, for a candidate ``c`` under the tree
+``t``, used alternatives ``a``::
+
+    (a's rank in each alternatives set,
+     -(preferred traits c has),
+     round: how many candidates of t with as many preferred traits come
+            before c by the order terms (then generation order),
+     each rank_by term: -free (spread) or free (pack), where free is what
+            the providers of t having the class keep free after c,
+     t (the root id: creation order),
+     c's index in t's generation order)
+
+Bounded work: every tree that can serve the request gets an optimistic
+key (:meth:`_Keys.bound`), a bound no candidate of the tree can beat, made from
+what the search read (each provider's capacity and usage, the options of
+each group). Trees are walked best bound first; the walk stops when the
+next tree's bound is worse than the ``limit``-th best key found, so only
+those trees are walked whose candidates could be in the answer. The
+answer equals the brute-force one (every candidate of every tree, sorted
+by the key, cut at ``limit``): tests/test_ranked_candidates.py checks it
+on random worlds.
+
+Alternatives: one search per choice of alternatives
+(ranking.alternative_requests). A tree uses the first choice under which
+it has a candidate; its bound is that of the first choice whose search
+offers the tree, and a tree walked without a candidate under a choice is
+put back with the bound of its next one.
+"""
+
+import collections
+import dataclasses
+import heapq
+import itertools
+import typing
+
+from placement_lite import errors
+from placement_lite.db import candidates as db
+from placement_lite.db import lookups
+from placement_lite.db import snapshot
+from placement_lite.engine import combine
+from placement_lite.engine import ranking
+from placement_lite.engine import search
+
+
+@dataclasses.dataclass
+class Ranked:
+    #: combine.Candidate objects, best first.
+    chosen: list
+    #: {provider id: root id} of every provider they name.
+    roots: dict
+    #: The snapshot.Snapshot the summaries are made from.
+    snapshot: object
+    #: With explain: a RankExplanation.
+    explained: typing.Optional['RankExplanation'] = None
+
+
+@dataclasses.dataclass
+class KeyExplanation:
+    """The rank key of one returned candidate, term by term."""
+
+    #: The suffixes of the alternatives used, one per set.
+    alternatives: tuple
+    preferred: int
+    round: int
+    #: {resource class name: free after the candidate}, in rank_by order.
+    free: dict
+    #: The uuid of the root of the candidate's tree.
+    tree: str
+    index: int
+    #: The alternatives tried first: Skipped, in priority order.
+    skipped: list
+
+
+class Skipped(typing.NamedTuple):
+    """Why the tree could not use ``alternatives``: no provider of the tree
+    can serve ``group`` (``step`` 'trees'), or no allocation request of
+    the tree meets the rule ``step`` (combine.Combiner.rules)."""
+
+    alternatives: tuple
+    step: str
+    group: typing.Optional[str] = None
+
+
+@dataclasses.dataclass
+class RankExplanation:
+    #: The names of the key's terms, in order.
+    key: list
+    #: How many trees were walked for their candidates.
+    walked: int
+    #: A KeyExplanation per returned candidate, in order.
+    candidates: list
+
+
+class _Choice:
+    """The search of one choice of alternatives: its result, combiner and
+    what its bounds need."""
+
+    def __init__(self, alternative, searcher, result, tally):
+        self.alternative = alternative
+        self.searcher = searcher
+        self.result = result
+        self.combiner = None
+        self.anchors = frozenset()
+        if result is not None:
+            self.combiner = combine.Combiner(
+                result, alternative.request,
+                parents=searcher.snapshot.parents, tally=tally)
+            self.anchors = frozenset(result.anchors)
+
+    def missing_group(self, anchor):
+        """The suffix of the first group that cannot be served in the tree
+        ``anchor``."""
+        if self.result is None:
+            suffixes = list(self.alternative.request.groups)
+            return suffixes[max(self.searcher.groups_reached, 1) - 1]
+        return next(group.suffix for group in self.result.groups
+                    if anchor not in group.by_anchor)
+
+
+def ranked(conn, request, bound, tally):
+    """The Ranked candidates of ``request`` (with a ranking.Ranking), at
+    most ``bound`` (None: all of them); raises errors.BadRequest and
+    search.NoCandidates as the search does."""
+    rank_by = request.ranking
+    trait_ids = _checked_names(conn, rank_by)
+    choices = []
+    for alternative in ranking.alternative_requests(request):
+        searcher = search.Searcher(conn, alternative.request, tally)
+        window = None
+        if searcher.explained_root is not None:
+            root = searcher.explained_root
+            window = snapshot.Window(root, root, False)
+        try:
+            result = searcher.search(window)
+        except search.NoCandidates:
+            result = None
+        choices.append(_Choice(alternative, searcher, result, tally))
+    served = [choice for choice in choices if choice.result is not None]
+    if not served:
+        raise search.NoCandidates()
+    keys = _Keys(conn, rank_by, trait_ids, served[0].searcher, choices)
+    chosen, walked = _best(choices, keys, bound)
+    explained = None
+    if tally.active:
+        explained = keys.explain(chosen, walked)
+    roots = {}
+    for choice in served:
+        roots.update(choice.result.roots)
+    return Ranked([candidate for _key, candidate, _choice in chosen], roots,
+                  served[0].searcher.snapshot, explained)
+
+
+def _checked_names(conn, rank_by):
+    """{name: id} of the preferred traits; 400 for a class of rank_by or
+    a preferred trait that does not exist."""
+    classes = [order.resource_class for order in rank_by.orders]
+    found = lookups.resource_class_ids(conn, classes)
+    for name in classes:
+        if name not in found:
+            raise errors.BadRequest(
+                'Invalid resource class in rank_by parameter: No such '
+                'resource class %s.' % name)
+    names = rank_by.trait_names
+    found = lookups.trait_ids(conn, sorted(names))
+    missing = sorted(names - set(found))
+    if missing:
+        raise errors.BadRequest('No such trait(s): %s.' % ', '.join(missing))
+    return found
+
+
+class _Keys:
+    """The rank keys of candidates and the bounds of trees."""
+
+    def __init__(self, conn, rank_by, trait_ids, searcher, choices):
+        self.choices = choices
+        self.read = searcher.snapshot
+        self.rank_by = rank_by
+        #: The preferred traits as ids: of the root, and of each group.
+        self.root_preferred = frozenset(
+            trait_ids[name] for name in rank_by.root_preferred)
+        self.preferred = {suffix: frozenset(trait_ids[name] for name in names)
+                          for suffix, names in rank_by.preferred.items()}
+        #: {provider id: its preferred traits' ids}.
+        self.owners = db.traits_of_providers_among(conn, set(
+            trait_ids.values()))
+        class_ids = searcher.names.class_ids
+        #: [(rc id, rc name, 1 for pack or -1 for spread)], in order.
+        self.orders = [(class_ids[order.resource_class],
+                        order.resource_class,
+                        1 if order.direction == ranking.PACK else -1)
+                       for order in rank_by.orders]
+        root = searcher.explained_root
+        held = self.read.capacities({rc for rc, _n, _s in self.orders},
+                                    root_id=root)
+        #: [{root id: free of the class in the tree}] per order term.
+        self.tree_free = []
+        for rc_id, _name, _sign in self.orders:
+            free = collections.Counter()
+            for capacity in held.get(rc_id, {}).values():
+                free[capacity.root_id] += int(capacity.capacity
+                                              - capacity.used)
+            self.tree_free.append(free)
+
+    def traits(self, provider_id):
+        """The ids of the preferred traits ``provider_id`` has."""
+        return self.owners.get(provider_id, frozenset())
+
+    def _root_preferred(self, anchor):
+        wanted = self.root_preferred
+        return len(wanted & self.traits(anchor)) if wanted else 0
+
+    def bound(self, choice, anchor):
+        """A key no candidate of the tree ``anchor`` under ``choice`` can
+        beat (each term at its best)."""
+        result = choice.result
+        preferred = self._root_preferred(anchor)
+        wanted = self.preferred
+        for group in result.groups:
+            names = wanted.get(group.suffix)
+            if not names:
+                continue
+            options = group.by_anchor[anchor]
+            if group.spread:
+                offered = frozenset().union(*(
+                    self.traits(p) for providers in options.values()
+                    for p in providers))
+                preferred += len(names & offered)
+            else:
+                preferred += max(len(names & self.traits(p))
+                                 for p in options)
+        terms = []
+        for (rc_id, _name, sign), free in zip(self.orders, self.tree_free):
+            most = least = 0
+            for group in result.groups:
+                amount = group.amounts.get(rc_id)
+                if amount is None:
+                    continue
+                most += amount
+                options = group.by_anchor[anchor]
+                if group.spread:
+                    options = options[rc_id]
+                # Unless a sharing provider of another tree may give it.
+                if all(result.root_of(p) == anchor for p in options):
+                    least += amount
+            # spread: at best the tree gives least; pack: at best most.
+            taken = most if sign > 0 else least
+            terms.append(sign * (free[anchor] - taken))
+        return (*choice.alternative.rank, -preferred, 0, *terms, anchor, -1)
+
+    def of_tree(self, choice, anchor, candidates):
+        """The keys of ``candidates``, every candidate of the tree
+        ``anchor`` under ``choice`` in generation order."""
+        wanted = self.preferred
+        root_of = choice.result.root_of
+        root_preferred = self._root_preferred(anchor)
+        partial = []
+        for index, candidate in enumerate(candidates):
+            preferred = root_preferred
+            for suffix, providers in candidate.mappings.items():
+                names = wanted.get(suffix)
+                if names:
+                    preferred += len(names & frozenset().union(
+                        *(self.traits(p) for p in providers)))
+            terms = []
+            for (_rc, name, sign), free in zip(self.orders,
+                                               self.tree_free):
+                taken = sum(resources.get(name, 0) for provider, resources
+                            in candidate.allocations.items()
+                            if root_of(provider) == anchor)
+                terms.append(sign * (free[anchor] - taken))
+            partial.append((-preferred, tuple(terms), index))
+        rounds = collections.Counter()
+        keys = [None] * len(partial)
+        for negative_preferred, terms, index in sorted(partial):
+            keys[index] = (*choice.alternative.rank, negative_preferred,
+                           rounds[negative_preferred], *terms, anchor,
+                           index)
+            rounds[negative_preferred] += 1
+        return keys
+
+    def explain(self, chosen, walked):
+        """The RankExplanation of the ``chosen`` (key, candidate, choice)
+        triples."""
+        sets = len(self.rank_by.alternatives)
+        uuids = self.read.uuids_read(
+            {candidate.anchor for _key, candidate, _choice in chosen})
+        shown = []
+        for key, candidate, choice in chosen:
+            anchor = candidate.anchor
+            terms = key[sets + 2:sets + 2 + len(self.orders)]
+            shown.append(KeyExplanation(
+                choice.alternative.used, -key[sets], key[sets + 1],
+                {name: sign * term for (_rc, name, sign), term
+                 in zip(self.orders, terms)},
+                uuids[anchor], key[-1], self._skipped(choice, anchor)))
+        return RankExplanation(key_names(self.rank_by), walked, shown)
+
+    def _skipped(self, used, anchor):
+        """Skipped, for each choice before ``used`` in the tree
+        ``anchor``."""
+        skipped = []
+        for choice in self.choices:
+            if choice is used:
+                break
+            names = choice.alternative.used
+            if anchor not in choice.anchors:
+                skipped.append(Skipped(names, 'trees',
+                                       choice.missing_group(anchor)))
+            else:
+                skipped.append(Skipped(names,
+                                       choice.combiner.dropped_by(anchor)))
+        return skipped
+
+
+def key_names(rank_by):
+    """The names of the terms of the rank key of ``rank_by`` (a
+    ranking.Ranking), in order."""
+    return (['alternatives', 'preferred', 'round']
+            + [str(order) for order in rank_by.orders] + ['tree', 'index'])
+
+
+def _negated(key):
+    return tuple(-term for term in key)
+
+
+class _Best:
+    """The best ``bound`` (key, candidate, choice) triples seen (all of
+    them with no bound). A request made only of sharing providers can
+    come from several trees: the one with the best key is kept."""
+
+    def __init__(self, bound):
+        self.bound = bound
+        #: Max-heap of (negated key, sequence number).
+        self._heap = []
+        #: {sequence number: (key, candidate, choice)} of those kept.
+        self._kept = {}
+        #: {identity of a sharing-only request: (key, sequence number)}.
+        self._shared = {}
+        self._sequence = itertools.count()
+
+    def add(self, key, candidate, choice, identity):
+        number = next(self._sequence)
+        if identity is not None:
+            before = self._shared.get(identity)
+            if before is not None:
+                if before[0] <= key:
+                    return
+                self._kept.pop(before[1], None)
+            self._shared[identity] = (key, number)
+        self._kept[number] = (key, candidate, choice)
+        heapq.heappush(self._heap, (_negated(key), number))
+        if self.bound is not None:
+            while len(self._kept) > self.bound:
+                _negative, dropped = heapq.heappop(self._heap)
+                self._kept.pop(dropped, None)
+
+    def full(self):
+        return self.bound is not None and len(self._kept) >= self.bound
+
+    def worst(self):
+        """The worst key kept."""
+        heap = self._heap
+        while heap[0][1] not in self._kept:
+            heapq.heappop(heap)
+        return self._kept[heap[0][1]][0]
+
+    def in_order(self):
+        return sorted(self._kept.values(), key=lambda kept: kept[0])
+
+
+def _identity(candidate, sharing):
+    """What makes a request made only of sharing providers the same as
+    another from another tree; None for any other request."""
+    if not sharing.issuperset(candidate.allocations):
+        return None
+    if not all(sharing.issuperset(providers)
+               for providers in candidate.mappings.values()):
+        return None
+    return (frozenset((p, name, amount)
+                      for p, resources in candidate.allocations.items()
+                      for name, amount in resources.items()),
+            frozenset((suffix, frozenset(providers))
+                      for suffix, providers in candidate.mappings.items()))
+
+
+def _best(choices, keys, bound):
+    """([(key, candidate, choice)] best first, at most ``bound``; how many
+    trees were walked): trees walked best bound first (see the module's
+    docstring)."""
+    order = {id(choice): index for index, choice in enumerate(choices)}
+    first = {}
+    for choice in choices:
+        for anchor in choice.anchors:
+            first.setdefault(anchor, choice)
+    trees = [(keys.bound(choice, anchor), order[id(choice)], anchor)
+             for anchor, choice in first.items()]
+    heapq.heapify(trees)
+    best = _Best(bound)
+    walked = 0
+    while trees:
+        tree_bound, index, anchor = trees[0]
+        if best.full() and tree_bound > best.worst():
+            break
+        heapq.heappop(trees)
+        choice = choices[index]
+        walked += 1
+        candidates = list(choice.combiner.for_anchor(anchor, every=True))
+        if not candidates:
+            later = next((i for i in range(index + 1, len(choices))
+                          if anchor in choices[i].anchors), None)
+            if later is not None:
+                heapq.heappush(trees, (keys.bound(choices[later], anchor),
+                                       later, anchor))
+            continue
+        sharing = choice.result.sharing
+        for key, candidate in zip(keys.of_tree(choice, anchor, candidates),
+                                  candidates):
+            best.add(key, candidate, choice, _identity(candidate, sharing))
+    return best.in_order(), walked

@@ -1,0 +1,227 @@
+"""Where a named query's time and a process's memory go, in-process.
+
+    python -m tests.bench.profile --hosts 50000 --queries nova_flavor limit50
+    python -m tests.bench.profile --hosts 50000 --queries nova_flavor --memory
+
+Writes the benchmark's cloud in bulk (tests/bench/builder.py) into a
+database of the throwaway PostgreSQL and serves it in this process
+(tests.harness.Environment, the garbage collector set as a served process
+sets it). For each query: the first request (what a worker that has
+served nothing pays) under cProfile, then ``--repetitions`` warm requests
+under cProfile; each profile's top functions by own time and by
+cumulative time are printed, the SQL statements by the time the request
+waited for them, and the garbage collector's passes. ``--claim-between``
+claims an instance before each request, as in a storm; ``--warm-with``
+sends other queries first. With ``--memory``, the first requests of the
+queries run under tracemalloc instead, and what the process still holds
+afterwards is printed by line of code, with its RSS.
+"""
+
+import argparse
+import collections
+import cProfile
+import gc
+import io
+import os
+import pstats
+import time
+import tracemalloc
+
+from sqlalchemy import event
+
+from placement_lite import app
+from tests import harness
+from tests.bench import builder
+from tests.bench import cloud as bench_cloud
+from tests.bench import queries as bench_queries
+
+
+def _rss_mb():
+    with open('/proc/self/status') as status:
+        return int(status.read().split('VmRSS:')[1].split()[0]) / 1024
+
+
+def _print_profile(profiler, title, top):
+    """The top functions by own time, and placement_lite's by cumulative
+    time (the middleware wrapping every request left out)."""
+    ours = 'placement_lite/(engine|db|handlers)/'
+    for order, only in (('tottime', ''), ('cumulative', ours)):
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats(order).print_stats(
+            only, top)
+        print('---- %s, by %s' % (title, order))
+        print(out.getvalue().split('\n\n', 2)[-1].rstrip())
+
+
+class Statements:
+    """The SQL statements run on ``db``'s engines: seconds and count by
+    statement (its first line)."""
+
+    def __init__(self, db):
+        self.seconds = collections.Counter()
+        self.counts = collections.Counter()
+        #: False while what runs is not profiled.
+        self.counting = True
+        for engine in {db.engine, db.read_engine}:
+            event.listen(engine, 'before_cursor_execute', self._before)
+            event.listen(engine, 'after_cursor_execute', self._after)
+
+    def _before(self, conn, _cursor, _statement, *_args):
+        conn.info['bench_started'] = time.perf_counter()
+
+    def _after(self, conn, _cursor, statement, *_args):
+        started = conn.info.pop('bench_started')
+        if self.counting:
+            key = ' '.join(statement.split())[:160]
+            self.seconds[key] += time.perf_counter() - started
+            self.counts[key] += 1
+
+    def report(self, top):
+        """Print the ``top`` statements, and forget them all."""
+        print('---- SQL statements by total time')
+        for key, seconds in self.seconds.most_common(top):
+            print('%8.1f ms %5d x  %s' % (1000 * seconds, self.counts[key],
+                                          key))
+        self.seconds.clear()
+        self.counts.clear()
+
+
+def claim(environment, cloud, number):
+    """A new instance on the busy host, as a claim of a storm: its
+    providers' generations move, and what a process keeps of them is
+    stale."""
+    marks = cloud.landmarks
+    status, _headers, body = environment.request(
+        'PUT', '/allocations/%s' % bench_cloud.make_uuid(
+            'profile-instance-%d' % number), {
+            'allocations': {marks['busy_numa']: {'resources': {
+                'VCPU': 1, 'MEMORY_MB': 16}}},
+            'project_id': marks['project'], 'user_id': marks['user'],
+            'consumer_generation': None}, version='1.36')
+    assert status == 204, body
+
+
+class Collections:
+    """The garbage collector's passes while counting: how many and how
+    long, by generation. (cProfile charges a pass to whatever function
+    allocated when it began.)"""
+
+    def __init__(self):
+        self.seconds = collections.Counter()
+        self.counts = collections.Counter()
+        self._started = None
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase, info):
+        if phase == 'start':
+            self._started = time.perf_counter()
+        elif self._started is not None:
+            generation = info['generation']
+            self.seconds[generation] += time.perf_counter() - self._started
+            self.counts[generation] += 1
+
+    def report(self):
+        print('---- garbage collector: %s' % (', '.join(
+            'generation %d: %d passes, %.0f ms' % (
+                generation, self.counts[generation],
+                1000 * self.seconds[generation])
+            for generation in sorted(self.counts)) or 'no pass'))
+        self.seconds.clear()
+        self.counts.clear()
+
+
+def _timed(environment, query):
+    started = time.perf_counter()
+    status, _headers, _raw = environment.respond('GET', query.path,
+                                                 version=query.version)
+    assert status == 200, status
+    return time.perf_counter() - started
+
+
+def profile(environment, queries, repetitions, top, before=None):
+    """Profile each of ``queries``; ``before()``, when given, runs before
+    each request (outside the profile)."""
+    statements = Statements(environment.db)
+    passes = Collections()
+    before = before or (lambda: None)
+    for query in queries:
+        statements.counting = False
+        before()
+        statements.counting = True
+        profiler = cProfile.Profile()
+        seconds = profiler.runcall(_timed, environment, query)
+        _print_profile(profiler, '%s: first request, %.3f s'
+                       % (query.name, seconds), top)
+        statements.report(top)
+        passes.report()
+        profiler = cProfile.Profile()
+        taken = []
+        for _ in range(repetitions):
+            statements.counting = False
+            before()
+            statements.counting = True
+            taken.append(profiler.runcall(_timed, environment, query))
+        _print_profile(profiler, '%s: %d warm requests, median %.3f s' % (
+            query.name, repetitions, sorted(taken)[len(taken) // 2]), top)
+        statements.report(top)
+        passes.report()
+
+
+def memory(environment, queries, top):
+    before = _rss_mb()
+    tracemalloc.start(1)
+    for query in queries:
+        print('%s: first request %.3f s (under tracemalloc)'
+              % (query.name, _timed(environment, query)))
+    snapshot = tracemalloc.take_snapshot()
+    tracemalloc.stop()
+    print('RSS %.0f MB before the queries, %.0f MB after; held by line:'
+          % (before, _rss_mb()))
+    for stat in snapshot.statistics('lineno')[:top]:
+        print('%8.1f MB %9d blocks  %s' % (stat.size / 2**20, stat.count,
+                                           stat.traceback))
+
+
+def main():
+    parser = argparse.ArgumentParser(prog='python -m tests.bench.profile',
+                                     description=__doc__.split('\n')[0])
+    parser.add_argument('--hosts', type=int, default=50000)
+    parser.add_argument('--queries', nargs='+', default=['nova_flavor'])
+    parser.add_argument('--repetitions', type=int, default=5)
+    parser.add_argument('--top', type=int, default=25)
+    parser.add_argument('--memory', action='store_true')
+    parser.add_argument('--warm-with', nargs='+', default=[], metavar='NAME',
+                        help='queries sent once first, unprofiled (e.g. '
+                             'simple: a whole-cloud read fills what the '
+                             'process keeps)')
+    parser.add_argument('--claim-between', action='store_true',
+                        help='claim an instance before each request, as '
+                             'in a boot storm')
+    parser.add_argument('--database-url',
+                        help="a database already holding the benchmark's "
+                             'cloud of --hosts (written by builder.write), '
+                             'to profile again without writing it')
+    args = parser.parse_args()
+    cloud = bench_cloud.build(args.hosts)
+    named = {query.name: query for query in bench_queries.named_queries(cloud)}
+    url = args.database_url
+    if url is None:
+        url, seconds = builder.new_database('profile_%d_%d' % (
+            args.hosts, os.getpid()), cloud)
+        print('%d hosts written in %.0f s' % (args.hosts, seconds))
+    app.tune_garbage_collector()
+    environment = harness.Environment('postgresql', database_url=url)
+    queries = [named[name] for name in args.queries]
+    for name in args.warm_with:
+        print('%s first: %.3f s' % (name, _timed(environment, named[name])))
+    if args.memory:
+        memory(environment, queries, args.top)
+        return
+    claims = iter(range(1 << 30))
+    profile(environment, queries, args.repetitions, args.top,
+            (lambda: claim(environment, cloud, next(claims)))
+            if args.claim_between else None)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,370 @@
+"""Ranked allocation candidates (1.42, engine/rank.py): the bounded,
+best-first search gives exactly the brute-force answer (every candidate of
+every tree, sorted by the documented key, cut at ``limit``) on random
+worlds, on each database; the work is bounded; bad ranking parameters are
+400s."""
+
+import collections
+import dataclasses
+
+import pytest
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+
+from placement_lite import engine
+from placement_lite import errors
+from placement_lite.engine import combine
+from placement_lite.engine import ranking
+from placement_lite.engine import search
+from tests import candidate_worlds as worlds
+from tests import harness
+
+RANKED = (1, 42)
+TRAITS = ('CUSTOM_A', 'CUSTOM_B', 'CUSTOM_C')
+SHARES = 'MISC_SHARES_VIA_AGGREGATE'
+
+
+def _inventory(draw, total_range):
+    total = draw(st.integers(*total_range))
+    inventory = {'total': total}
+    if draw(st.integers(0, 3)) == 0:
+        inventory['reserved'] = draw(st.integers(0, total))
+    if draw(st.integers(0, 3)) == 0:
+        inventory['allocation_ratio'] = 1.5
+    return inventory
+
+
+def _capacity(inventory):
+    return int((inventory['total'] - inventory.get('reserved', 0))
+               * inventory.get('allocation_ratio', 1.0))
+
+
+TOTALS = {'VCPU': (1, 8), 'MEMORY_MB': (1, 8), 'DISK_GB': (1, 8),
+          'CUSTOM_GPU': (1, 2)}
+
+
+def _provider(draw, name, parent, classes):
+    inventories = {}
+    for rc in classes:
+        if draw(st.integers(0, 3)):
+            inventories[rc] = _inventory(draw, TOTALS[rc])
+    used = {}
+    for rc, inventory in inventories.items():
+        amount = draw(st.integers(0, _capacity(inventory))) if draw(
+            st.booleans()) else 0
+        if amount:
+            used[rc] = amount
+    provider = {'name': name, 'parent': parent, 'inventories': inventories,
+                'traits': draw(st.lists(st.sampled_from(TRAITS),
+                                        unique=True, max_size=2)),
+                'used': used}
+    return provider
+
+
+@st.composite
+def random_worlds(draw):
+    """A few trees (a root, up to three children, a grandchild), maybe a
+    sharing DISK_GB provider in an aggregate with some roots."""
+    world = []
+    sharing = draw(st.booleans())
+    for t in range(draw(st.integers(1, 7))):
+        root = _provider(draw, 'r%d' % t, None,
+                         ('VCPU', 'MEMORY_MB', 'DISK_GB'))
+        if sharing and draw(st.booleans()):
+            root['aggregates'] = ['agg']
+        world.append(root)
+        for c in range(draw(st.integers(0, 3))):
+            world.append(_provider(draw, 'r%d-c%d' % (t, c), 'r%d' % t,
+                                   ('VCPU', 'MEMORY_MB', 'CUSTOM_GPU')))
+        if draw(st.integers(0, 3)) == 0:
+            world.append(_provider(draw, 'r%d-c0-g' % t, 'r%d-c0' % t,
+                                   ('CUSTOM_GPU',))
+                         if any(p['name'] == 'r%d-c0' % t for p in world)
+                         else _provider(draw, 'r%d-x' % t, 'r%d' % t,
+                                        ('CUSTOM_GPU',)))
+    # Every trait exists (a preferred trait that does not is a 400).
+    world.append({'name': 'traits', 'traits': list(TRAITS),
+                  'inventories': {}, 'used': {}})
+    if sharing:
+        world.append({'name': 'share', 'aggregates': ['agg'],
+                      'traits': [SHARES, 'CUSTOM_A'],
+                      'inventories': {'DISK_GB': _inventory(draw, (4, 12))},
+                      'used': {}})
+    return world
+
+
+@st.composite
+def ranked_queries(draw):
+    """A ranked query: some groups, maybe alternatives, rank_by terms,
+    preferred traits, maybe a limit."""
+    pairs = []
+    unsuffixed = draw(st.lists(st.sampled_from(
+        ['VCPU:1', 'VCPU:2', 'MEMORY_MB:1', 'MEMORY_MB:3', 'DISK_GB:1',
+         'DISK_GB:3']),
+        unique_by=lambda part: part.split(':')[0], max_size=3))
+    if unsuffixed:
+        pairs.append(('resources', ','.join(unsuffixed)))
+    suffixed = draw(st.sampled_from(['', 'A', 'AB']))
+    if 'A' in suffixed:
+        pairs.append(('resources_A', draw(st.sampled_from(
+            ['CUSTOM_GPU:1', 'VCPU:3', 'MEMORY_MB:2']))))
+    if 'B' in suffixed:
+        pairs.append(('resources_B', draw(st.sampled_from(
+            ['VCPU:1', 'MEMORY_MB:4', 'DISK_GB:1']))))
+        pairs.append(('group_policy', draw(st.sampled_from(
+            ['none', 'isolate']))))
+        if draw(st.booleans()):
+            pairs.append(('alternatives', '_A,_B'))
+    if not pairs:
+        pairs.append(('resources', 'VCPU:1'))
+    terms = draw(st.lists(st.sampled_from(
+        ['VCPU', 'MEMORY_MB', 'DISK_GB']), unique=True, max_size=2))
+    if terms:
+        pairs.append(('rank_by', ','.join(
+            '%s:%s' % (draw(st.sampled_from(['spread', 'pack'])), rc)
+            for rc in terms)))
+    suffixes = [''] * bool(unsuffixed) + ['_' + s for s in suffixed]
+    for suffix in draw(st.lists(st.sampled_from(suffixes), unique=True)) if (
+            suffixes) else ():
+        pairs.append(('preferred' + suffix, ','.join(draw(st.lists(
+            st.sampled_from(TRAITS), unique=True, min_size=1)))))
+    if draw(st.booleans()) or not any(
+            name in ('rank_by', 'alternatives') or name.startswith(
+                'preferred') for name, _value in pairs):
+        pairs.append(('root_preferred', draw(st.sampled_from(TRAITS))))
+    limit = draw(st.one_of(st.none(), st.integers(1, 4)))
+    return pairs, limit
+
+
+def _trees(world):
+    """{provider name: root name}."""
+    parents = {p['name']: p.get('parent') for p in world}
+    roots = {}
+    for name in parents:
+        root = name
+        while parents[root]:
+            root = parents[root]
+        roots[name] = root
+    return roots
+
+
+def _oracle(env, world, ids, pairs, limit):
+    """The brute-force answer: every candidate of every tree under the
+    first alternatives that give the tree one, keyed from the world's own
+    numbers, sorted, sharing-only duplicates kept at their best key, cut
+    at ``limit``. [(allocations by name, mappings by name, key)]."""
+    names = {id_: name for name, id_ in ids.items()}
+    by_name = {p['name']: p for p in world}
+    root_of = _trees(world)
+    request = engine.parse_query(pairs, RANKED)
+    rank_by = request.ranking
+    tree_free = collections.defaultdict(int)
+    for p in world:
+        for rc, inventory in p['inventories'].items():
+            tree_free[root_of[p['name']], rc] += (
+                _capacity(inventory) - p['used'].get(rc, 0))
+    every = collections.defaultdict(list)
+    with env.db.reader() as conn:
+        for alternative in ranking.alternative_requests(request):
+            searcher = search.Searcher(conn, alternative.request)
+            try:
+                result = searcher.search()
+            except search.NoCandidates:
+                continue
+            combiner = combine.Combiner(result, alternative.request,
+                                        parents=searcher.snapshot.parents)
+            for anchor in result.anchors:
+                if anchor not in every:
+                    found = list(combiner.for_anchor(anchor, every=True))
+                    if found:
+                        every[anchor] = (alternative, found)
+    keyed = []
+    for anchor, (alternative, found) in every.items():
+        tree = names[anchor]
+        partial = []
+        for index, candidate in enumerate(found):
+            allocations = {names[p]: dict(r)
+                           for p, r in candidate.allocations.items()}
+            mappings = {s: sorted(names[p] for p in ps)
+                        for s, ps in candidate.mappings.items()}
+            preferred = len(rank_by.root_preferred
+                            & set(by_name[tree]['traits']))
+            for suffix, providers in mappings.items():
+                offered = set().union(*(by_name[p]['traits']
+                                        for p in providers))
+                preferred += len(rank_by.preferred.get(suffix, set())
+                                 & offered)
+            terms = []
+            for order in rank_by.orders:
+                taken = sum(r.get(order.resource_class, 0)
+                            for p, r in allocations.items()
+                            if root_of[p] == tree)
+                free = tree_free[tree, order.resource_class] - taken
+                terms.append(-free if order.direction == 'spread' else free)
+            partial.append((preferred, terms, index, allocations, mappings))
+        rounds = {}
+        for preferred, terms, index, allocations, mappings in partial:
+            rounds[index] = sum(
+                1 for other in partial
+                if other[0] == preferred and (other[1], other[2])
+                < (terms, index))
+        for preferred, terms, index, allocations, mappings in partial:
+            key = (*alternative.rank, -preferred, rounds[index], *terms,
+                   anchor, index)
+            shared = all(SHARES in by_name[p]['traits'] for p in allocations)
+            keyed.append((key, allocations, mappings, shared))
+    best = {}
+    for key, allocations, mappings, shared in sorted(
+            keyed, key=lambda item: item[0]):
+        identity = repr((sorted(allocations.items()),
+                         sorted(mappings.items()))) if shared else key
+        best.setdefault(identity, (key, allocations, mappings))
+    answer = sorted(best.values(), key=lambda item: item[0])
+    return answer if limit is None else answer[:limit]
+
+
+def _ranked(env, ids, pairs, limit):
+    """What the engine answers: [(allocations by name, mappings by name)]
+    and the explain ranking's candidates."""
+    names = {id_: name for name, id_ in ids.items()}
+    request = engine.parse_query(
+        pairs + ([('limit', str(limit))] if limit else []), RANKED)
+    request = dataclasses.replace(request, explain=True)
+    found = engine.find_candidates(env.db, env.conf, request)
+    answer = [({names[p]: dict(r) for p, r in c.allocations.items()},
+               {s: sorted(names[p] for p in ps)
+                for s, ps in c.mappings.items()})
+              for c in found.allocation_requests]
+    return answer, found.explanation.ranking
+
+
+def _explained_key(key, rank_by):
+    """An oracle key as explain shows it: (preferred, round, free, index)."""
+    sets = len(rank_by.alternatives)
+    terms = key[sets + 2:sets + 2 + len(rank_by.orders)]
+    return (-key[sets], key[sets + 1],
+            {order.resource_class: (-term if order.direction == 'spread'
+                                    else term)
+             for order, term in zip(rank_by.orders, terms)}, key[-1])
+
+
+def _check_world(backend, world, pairs, limit):
+    env = harness.Environment(backend)
+    try:
+        ids = worlds.load_into_db(env.db, world)
+        try:
+            expected = _oracle(env, world, ids, pairs, limit)
+        except errors.BadRequest:
+            return
+        answer, explained = _ranked(env, ids, pairs, limit)
+        assert answer == [(a, m) for _key, a, m in expected]
+        rank_by = engine.parse_query(pairs, RANKED).ranking
+        assert [(k.preferred, k.round, k.free, k.index)
+                for k in explained.candidates] == [
+            _explained_key(key, rank_by) for key, _a, _m in expected]
+    finally:
+        env.close()
+
+
+@pytest.mark.slow
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow,
+                                 HealthCheck.data_too_large])
+@given(world=random_worlds(), query=ranked_queries())
+def test_bounded_ranking_equals_brute_force(backend, world, query):
+    pairs, limit = query
+    _check_world(backend, world, pairs, limit)
+
+
+def _flat_hosts(count):
+    return [{'name': 'h%03d' % h,
+             'inventories': {'VCPU': 8, 'MEMORY_MB': 1024 + 16 * h},
+             'used': {'MEMORY_MB': (37 * h) % 512}} for h in range(count)]
+
+
+def test_limit_walks_only_the_best_trees(sqlite_env):
+    """200 hosts, spread on memory, limit=5: five trees walked, and they are
+    the five with the most memory free."""
+    world = _flat_hosts(200)
+    worlds.load_into_db(sqlite_env.db, world)
+    status, _headers, body = sqlite_env.request(
+        'GET', '/allocation_candidates?resources=VCPU:1,MEMORY_MB:64'
+        '&rank_by=spread:MEMORY_MB&limit=5&explain=true', version='1.42')
+    assert status == 200, body
+    free = sorted(((1024 + 16 * h - (37 * h) % 512 - 64, 'h%03d' % h)
+                   for h in range(200)), reverse=True)[:5]
+    assert [c['free'] for c in body['explain']['ranking']['candidates']] == [
+        {'MEMORY_MB': amount} for amount, _name in free]
+    assert [list(r['allocations']) for r in body['allocation_requests']] == [
+        [worlds.uuid_of(name)] for _amount, name in free]
+    assert body['explain']['ranking']['walked'] == 5
+
+
+@pytest.fixture
+def sqlite_env():
+    env = harness.Environment('sqlite')
+    yield env
+    env.close()
+
+
+def _parse(query):
+    return engine.parse_query(
+        [tuple(part.split('=', 1)) for part in query.split('&')], RANKED)
+
+
+@pytest.mark.parametrize('query, detail', [
+    ('resources=VCPU:1&rank_by=VCPU',
+     "rank_by=VCPU: the first resource class needs 'spread:' or 'pack:' "
+     'before it.'),
+    ('resources=VCPU:1&rank_by=most:VCPU',
+     "rank_by=most:VCPU: expected 'spread:' or 'pack:' before a resource "
+     "class, got 'most:'."),
+    ('resources=VCPU:1&rank_by=spread:VCPU,',
+     'rank_by=spread:VCPU,: an empty resource class.'),
+    ('resources=VCPU:1&rank_by=spread:VCPU,pack:VCPU',
+     'rank_by=spread:VCPU,pack:VCPU names VCPU twice.'),
+    ('resources=VCPU:1&preferred=!CUSTOM_A',
+     'preferred=!CUSTOM_A: preferred traits are trait names, without ! or '
+     'in:.'),
+    ('resources=VCPU:1&root_preferred=CUSTOM_A,',
+     'root_preferred=CUSTOM_A,: an empty trait name.'),
+    ('resources=VCPU:1&preferred_X=CUSTOM_A',
+     'preferred_X names no request group: there is no resources_X, '
+     'required_X or member_of_X.'),
+    ('resources_A=VCPU:1&alternatives=_A',
+     'alternatives=_A: name at least two suffixed groups.'),
+    ('resources_A=VCPU:1&resources_B=VCPU:2&alternatives=_A,',
+     'alternatives=_A,: the unsuffixed group can not be an alternative.'),
+    ('resources_A=VCPU:1&alternatives=_A,_X',
+     "alternatives=_A,_X names suffixes no group of the request has: "
+     "['_X']."),
+    ('resources_A=VCPU:1&resources_B=VCPU:2&resources_C=VCPU:3'
+     '&alternatives=_A,_B&alternatives=_B,_C&group_policy=none',
+     'alternatives=_B,_C: _B already in another alternatives set.'),
+])
+def test_bad_ranking_parameters(query, detail):
+    with pytest.raises(errors.BadRequest) as raised:
+        _parse(query)
+    assert raised.value.args[0] == detail
+    assert raised.value.code == errors.QUERYPARAM_BAD_VALUE
+
+
+def test_alternatives_count_as_one_group_for_group_policy():
+    request = _parse('resources_A=VCPU:1&resources_B=VCPU:2'
+                     '&alternatives=_A,_B')
+    assert [(a.rank, a.used, list(a.request.groups))
+            for a in ranking.alternative_requests(request)] == [
+        ((0,), ('_A',), ['_A']), ((1,), ('_B',), ['_B'])]
+
+
+def test_alternatives_stand_for_each_other_in_constraints():
+    request = _parse('resources=VCPU:1&resources_A=CUSTOM_GPU:1'
+                     '&resources_B=CUSTOM_FPGA:1&resources_N=SRIOV_NET_VF:1'
+                     '&alternatives=_A,_B&same_subtree=_A,_N'
+                     '&group_policy=isolate:_B,_N')
+    second = ranking.alternative_requests(request)[1].request
+    assert list(second.groups) == ['', '_B', '_N']
+    assert second.same_subtrees == [{'_B', '_N'}]
+    assert second.isolated == frozenset({'_B', '_N'})
