@@ -290,6 +290,20 @@ class PostgresServer:
         an operator does; ``immediate`` as a crash)."""
         self._run('pg_ctl', '-D', self.datadir, '-m', mode, '-w', 'stop')
 
+    def promote(self):
+        """Make this replica a primary (``pg_ctl promote``), as a failover
+        tool does once the primary is gone."""
+        self._run('pg_ctl', '-D', self.datadir, '-w', 'promote')
+
+    def wait_for_synchronous_standby(self):
+        """From now on, a commit is acknowledged only once a replica has
+        its WAL (``synchronous_standby_names = '*'``): a failover to the
+        replica then loses no acknowledged write."""
+        with self.admin_engine().connect() as conn:
+            conn.exec_driver_sql(
+                "ALTER SYSTEM SET synchronous_standby_names = '*'")
+            conn.exec_driver_sql('SELECT pg_reload_conf()')
+
     def _run(self, program, *args):
         command = [os.path.join(self.bindir, program), *args]
         if self.run_as:
