@@ -51,7 +51,7 @@ def cluster():
     cluster.destroy()
 
 
-def _new_database(cluster, name):
+def new_database(cluster, name):
     """A migrated database with the standard names; its URL on each node."""
     urls = cluster.create_database(name)
     database = db_api.Database(urls[0])
@@ -61,7 +61,7 @@ def _new_database(cluster, name):
     return urls
 
 
-def _checksums(node, database):
+def checksums(node, database):
     """CHECKSUM TABLE of the claimed tables on ``node``, once the node has
     applied every transaction the cluster committed before."""
     conn = pymysql.connect(unix_socket=node.socket, user='root',
@@ -75,14 +75,14 @@ def _checksums(node, database):
         conn.close()
 
 
-def _retried(hosts):
+def retried(hosts):
     """Writes tried again after meeting a concurrent one, from the logs."""
     return sum(host.log_text().count('met a concurrent write')
                for host in hosts)
 
 
 def test_claims_on_every_node_at_once(cluster):
-    urls = _new_database(cluster, 'claims')
+    urls = new_database(cluster, 'claims')
     hosts = [servers.Uwsgi(url, processes=2) for url in urls]
     database = db_api.Database(urls[0])
     try:
@@ -97,11 +97,11 @@ def test_claims_on_every_node_at_once(cluster):
               '204, %d answered 409; %d writes tried again after a '
               'conflict' % (CLIENTS, elapsed, len(statuses),
                             statuses.count(204), statuses.count(409),
-                            _retried(hosts)))
+                            retried(hosts)))
         assert set(statuses) <= {204, 409}
         assert statuses.count(204) > 0
         claims.assert_exact(database, hosts[0].port, providers, clients)
-        first, *others = [_checksums(node, 'claims')
+        first, *others = [checksums(node, 'claims')
                           for node in cluster.nodes]
         assert others == [first, first]
         for host in hosts:
@@ -158,7 +158,7 @@ def test_servers_on_every_node_starting_together(cluster, sync):
 
 @pytest.mark.needs('haproxy')
 def test_active_node_killed_behind_haproxy(cluster):
-    urls = _new_database(cluster, 'failover')
+    urls = new_database(cluster, 'failover')
     checks = [servers.GaleraCheck(node) for node in cluster.nodes]
     proxy = servers.HAProxy(cluster.nodes, checks)
     active = cluster.nodes[0]
