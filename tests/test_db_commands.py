@@ -8,6 +8,7 @@ import time
 
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+import pymysql
 import pytest
 import sqlalchemy as sa
 
@@ -170,6 +171,33 @@ def test_an_upgrade_left_half_done_is_finished(backend, tmp_path,
         assert migrate.current_revision(db) == migrate.head_revision()
         assert _differences(db) == []
         assert _reference_revisions(db) == [(tables.REFERENCE_HEAD,)]
+    finally:
+        db.dispose()
+
+
+@pytest.mark.only_backends('mysql')
+def test_a_table_seen_half_made_is_a_lost_race(backend, tmp_path,
+                                               monkeypatch):
+    """MariaDB answers 1932 for a table another process is creating at
+    that moment: the upgrade starts again, and reaches head."""
+    db = _empty_database(backend, tmp_path)
+    create_index = steps.create_index
+    seen = []
+
+    def half_made_once(name, table, columns):
+        if not seen:
+            seen.append(table)
+            raise sa.exc.OperationalError(
+                'DESCRIBE %s' % table, {}, pymysql.err.OperationalError(
+                    1932, "Table '%s' doesn't exist in engine" % table))
+        create_index(name, table, columns)
+
+    monkeypatch.setattr(steps, 'create_index', half_made_once)
+    try:
+        migrate.upgrade(db)
+        assert seen == ['resource_providers']
+        assert migrate.current_revision(db) == migrate.head_revision()
+        assert _differences(db) == []
     finally:
         db.dispose()
 

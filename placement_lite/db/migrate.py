@@ -11,8 +11,8 @@ Galera cluster. Each step of a migration does only what is not done yet
 (``migrations/steps.py``), so that a migration another process left half
 done (MySQL and MariaDB commit DDL as it runs) is finished, not repeated.
 A process that loses a race to another (a table or index made meanwhile,
-a revision recorded first, a conflict refusing its transaction) starts
-again from the revision then recorded.
+or seen half made, a revision recorded first, a conflict refusing its
+transaction) starts again from the revision then recorded.
 
 The revision itself is the one thing that must not be done twice: a
 process that read no revision would record the first one beside the
@@ -40,6 +40,10 @@ from placement_lite.db import tables
 
 LOG = logging.getLogger(__name__)
 
+#: MySQL/MariaDB errors of a table that another process is creating or
+#: altering at this moment, seen half made: "doesn't exist in engine",
+#: "table definition has changed".
+_MYSQL_TABLE_IN_THE_MAKING = (1932, 1412)
 #: Times an upgrade starts again after losing a race to another process.
 RACE_RETRIES = 30
 #: It waits a random time up to this many seconds first.
@@ -69,6 +73,7 @@ def upgrade(database, revision='head'):
         except Exception as exc:
             if retry == RACE_RETRIES or not (
                     db_api.is_duplicate(exc) or db_api.is_conflict(exc)
+                    or db_api.is_mysql_error(exc, *_MYSQL_TABLE_IN_THE_MAKING)
                     or current_revision(database) != recorded):
                 raise
             LOG.info('Another process is upgrading the database schema '
