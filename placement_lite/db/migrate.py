@@ -40,10 +40,10 @@ from placement_lite.db import tables
 
 LOG = logging.getLogger(__name__)
 
-#: MySQL/MariaDB errors of a table that another process is creating or
-#: altering at this moment, seen half made: "doesn't exist in engine",
-#: "table definition has changed".
-_MYSQL_TABLE_IN_THE_MAKING = (1932, 1412)
+#: MySQL/MariaDB error of a table that another process is creating at
+#: this moment, seen half made (DESCRIBE answers "skipped since its
+#: definition is being modified by concurrent DDL statement").
+_MYSQL_TABLE_IN_THE_MAKING = (1684,)
 #: Times an upgrade starts again after losing a race to another process.
 RACE_RETRIES = 30
 #: It waits a random time up to this many seconds first.
