@@ -4,14 +4,14 @@ uwsgi, on a class of its own (the server is shared by the CLI tests)."""
 # osc-placement's default version is "1" (negotiate): the command then
 # speaks 1.42, the first version with ranking.
 DEFAULT = '1'
-CLASS = 'CUSTOM_CLI_RANK'
+CLASS = 'CUSTOM_RANKED_CLASS'
 
 
 def _hosts(openstack):
-    """Two providers, 4 and 8 of CLASS; the larger has CUSTOM_CLI_GOLD."""
+    """Two providers, 4 and 8 of CLASS; the larger has CUSTOM_RANKED_GOLD."""
     openstack('resource', 'class', 'create', CLASS, version='1.2',
               parse=False)
-    openstack('trait', 'create', 'CUSTOM_CLI_GOLD', version='1.6',
+    openstack('trait', 'create', 'CUSTOM_RANKED_GOLD', version='1.6',
               parse=False)
     uuids = []
     for name, total in (('cli-rank-small', 4), ('cli-rank-big', 8)):
@@ -21,7 +21,7 @@ def _hosts(openstack):
                   '--resource', '%s=%d' % (CLASS, total), version='1.14')
         uuids.append(host['uuid'])
     openstack('resource', 'provider', 'trait', 'set', uuids[1],
-              '--trait', 'CUSTOM_CLI_GOLD', version='1.6')
+              '--trait', 'CUSTOM_RANKED_GOLD', version='1.6')
     return uuids
 
 
@@ -44,7 +44,7 @@ def test_rank_spread_pack_preferred(openstack):
     preferred = openstack('allocation', 'candidate', 'rank',
                           'resources=%s:1' % CLASS, '--rank-by',
                           'pack:%s' % CLASS, '--root-preferred',
-                          'CUSTOM_CLI_GOLD', '--limit', '1',
+                          'CUSTOM_RANKED_GOLD', '--limit', '1',
                           version=DEFAULT)
     assert [(row['Tree'], row['Preferred']) for row in preferred] == [
         (big, 1)]
