@@ -116,12 +116,18 @@ class ContextMiddleware:
 
 def unexpected_error(exc, environ):
     """The error to answer for an exception nothing expected: 503 while the
-    database cannot be reached (the request changed nothing; the client may
-    retry), otherwise a 500 carrying the exception's text, as the
-    reference's does. Logged once, with the request id the answer gives."""
+    database cannot be reached, or when a write met concurrent ones on each
+    of its attempts (the request changed nothing; the client may retry),
+    otherwise a 500 carrying the exception's text, as the reference's does.
+    Logged once, with the request id the answer gives."""
     request_id = environ.get(errors.REQUEST_ID_ENVIRON)
     environ[errors.OMIT_HEADERS_ENVIRON] = errors.OMITTED_HEADERS[
         errors.FAULT]
+    if isinstance(exc, db_api.StillConflicting):
+        LOG.warning('%s: write given up: %s', request_id, exc)
+        return errors.ServiceUnavailable(
+            'The write met concurrent writes on each of its attempts and '
+            'changed nothing; retry it.', answered_by=errors.FAULT)
     if db_api.is_unavailable(exc):
         LOG.warning('%s: database unavailable: %s', request_id, exc)
         return errors.ServiceUnavailable(

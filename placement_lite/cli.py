@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 from placement_lite import app
 from placement_lite import conf as config
+from placement_lite import galera_check
 from placement_lite import requestlog
 from placement_lite import status
 from placement_lite.db import api as db_api
@@ -133,6 +134,14 @@ def upgrade_status(args):
     sys.exit(_reachable(db, lambda db: status.Checks(conf, db).check()))
 
 
+def check_galera_node(args):
+    """Serve HAProxy's health check of one Galera node (galera_check.py)."""
+    print('placement-lite: galera-check of %s on http://%s:%d/'
+          % (sa.engine.make_url(args.node).render_as_string(
+              hide_password=True), args.host, args.port), flush=True)
+    galera_check.serve(args.node, args.host, args.port, args.timeout)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog='placement-lite')
     parser.add_argument('--config-file',
@@ -157,6 +166,18 @@ def main(argv=None):
         'status', help='check the database and policy file after an upgrade')
     status_parser.add_argument('--config-file', default=argparse.SUPPRESS)
     status_parser.set_defaults(func=upgrade_status)
+    check_parser = commands.add_parser(
+        'galera-check', help="serve HAProxy's health check of a MariaDB "
+                             'Galera node: 200 when it is Synced, else 503')
+    check_parser.add_argument(
+        '--node', required=True,
+        help='the node, as an SQLAlchemy URL (mysql+pymysql://user:pass@'
+             'host:3306/); any user may check')
+    check_parser.add_argument('--host', default='127.0.0.1')
+    check_parser.add_argument('--port', type=int, default=9200)
+    check_parser.add_argument('--timeout', type=float, default=2.0,
+                              help='seconds to wait for the node')
+    check_parser.set_defaults(func=check_galera_node)
     args = parser.parse_args(argv)
     try:
         args.func(args)

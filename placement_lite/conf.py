@@ -114,9 +114,12 @@ placement_opts = [
         help='User recorded for consumers created before microversion 1.8.'),
     cfg.IntOpt(
         'allocation_conflict_retry_count', default=10, min=0,
-        help='How many times an allocation write is retried, each in a new '
-             'transaction, when another writer changed a provider '
-             'generation concurrently.'),
+        help='How many times a write is retried, each in a new '
+             'transaction, when it meets a concurrent one: another writer '
+             'changed a provider generation, a deadlock, a Galera '
+             'certification conflict, a serialization failure, a lock wait '
+             'timeout. Then an allocation write is answered 409, any other '
+             'write 503; neither changed anything.'),
     cfg.IntOpt(
         'max_allocation_candidates', default=-1,
         help='Upper bound on the allocation candidates generated for one '

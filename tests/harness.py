@@ -27,6 +27,7 @@ import itertools
 import json
 import os
 import pwd
+import re
 import shutil
 import socket
 import subprocess
@@ -289,6 +290,20 @@ class PostgresServer:
         an operator does; ``immediate`` as a crash)."""
         self._run('pg_ctl', '-D', self.datadir, '-m', mode, '-w', 'stop')
 
+    def promote(self):
+        """Make this replica a primary (``pg_ctl promote``), as a failover
+        tool does once the primary is gone."""
+        self._run('pg_ctl', '-D', self.datadir, '-w', 'promote')
+
+    def wait_for_synchronous_standby(self):
+        """From now on, a commit is acknowledged only once a replica has
+        its WAL (``synchronous_standby_names = '*'``): a failover to the
+        replica then loses no acknowledged write."""
+        with self.admin_engine().connect() as conn:
+            conn.exec_driver_sql(
+                "ALTER SYSTEM SET synchronous_standby_names = '*'")
+            conn.exec_driver_sql('SELECT pg_reload_conf()')
+
     def _run(self, program, *args):
         command = [os.path.join(self.bindir, program), *args]
         if self.run_as:
@@ -397,6 +412,12 @@ class MariaDBServer:
     """
 
     def __init__(self):
+        self._make_directory()
+        self.install()
+        self.start()
+
+    def _make_directory(self):
+        """The data directory, the port; destroyed at exit."""
         self.bindir, self.install_db = _find_mariadb_binaries()
         self.datadir = tempfile.mkdtemp(prefix='placement-lite-mariadb-',
                                         dir=_fast_dir())
@@ -408,12 +429,14 @@ class MariaDBServer:
         if self.run_as:
             entry = pwd.getpwnam(self.run_as)
             os.chown(self.datadir, entry.pw_uid, entry.pw_gid)
+        atexit.register(self.destroy)
+
+    def install(self):
+        """Make the system tables (mariadb-install-db)."""
         self._run(self.install_db, '--no-defaults',
                   '--datadir=%s' % self._data(), '--skip-test-db',
                   '--auth-root-authentication-method=normal',
                   *self._user(), *self._server_options())
-        self.start()
-        atexit.register(self.destroy)
 
     def _data(self):
         return os.path.join(self.datadir, 'data')
@@ -430,24 +453,32 @@ class MariaDBServer:
                 '--innodb-buffer-pool-dump-at-shutdown=0',
                 '--innodb-buffer-pool-load-at-startup=0']
 
-    def start(self):
+    def _command(self, log):
+        """mariadbd and its options, logging to ``log``."""
+        return [os.path.join(self.bindir, 'mariadbd'), '--no-defaults',
+                '--datadir=%s' % self._data(), '--socket=%s' % self.socket,
+                '--port=%d' % self.port, '--bind-address=127.0.0.1',
+                '--pid-file=%s' % os.path.join(self.datadir, 'mariadb.pid'),
+                '--log-error=%s' % log, '--skip-grant-tables',
+                '--max-connections=300', '--character-set-server=utf8mb4',
+                '--collation-server=utf8mb4_bin', *self._user(),
+                *self._server_options(), *self._more_options()]
+
+    def start(self, timeout=60):
         log = os.path.join(self.datadir, 'server.log')
         self._process = subprocess.Popen(
-            [os.path.join(self.bindir, 'mariadbd'), '--no-defaults',
-             '--datadir=%s' % self._data(), '--socket=%s' % self.socket,
-             '--port=%d' % self.port, '--bind-address=127.0.0.1',
-             '--pid-file=%s' % os.path.join(self.datadir, 'mariadb.pid'),
-             '--log-error=%s' % log, '--skip-grant-tables',
-             '--max-connections=300', '--character-set-server=utf8mb4',
-             '--collation-server=utf8mb4_bin', *self._user(),
-             *self._server_options()],
+            self._command(log),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd='/')
-        if not wait_for(self._answers, timeout=60):
+        if not wait_for(self._answers, timeout=timeout):
             self._process.kill()
             self._process.wait()
             with open(log, errors='replace') as handle:
                 tail = handle.read()[-2000:]
             raise RuntimeError('MariaDB did not start:\n%s' % tail)
+
+    def _more_options(self):
+        """Options of a kind of server (a Galera node's)."""
+        return []
 
     def _answers(self):
         if self._process.poll() is not None:
@@ -531,6 +562,160 @@ def mariadb_server():
     if _mariadb is None:
         _mariadb = MariaDBServer()
     return _mariadb
+
+
+class GaleraNode(MariaDBServer):
+    """One MariaDB server of a :class:`GaleraCluster`."""
+
+    def __init__(self, cluster, name):
+        self.cluster = cluster
+        self.name = name
+        self.bootstrap = False
+        self.start_position = None
+        self._make_directory()
+        self.galera_port = _free_port()
+        self.ist_port = _free_port()
+        self.sst_port = _free_port()
+
+    def start(self, timeout=180):
+        """Start the node; after a crash, from the position its storage
+        recovers (``mariadbd --wsrep-recover``, as Debian's systemd unit
+        does with galera_recovery), so that it catches up by IST."""
+        self.start_position = self._recovered_position()
+        super().start(timeout)
+
+    def _recovered_position(self):
+        """uuid:seqno of the last transaction the node committed, when
+        it was not shut down cleanly (its grastate.dat says seqno -1)."""
+        try:
+            with open(os.path.join(self._data(), 'grastate.dat')) as state:
+                if not re.search(r'^seqno:\s+-1$', state.read(), re.M):
+                    return None
+        except FileNotFoundError:
+            return None
+        log = os.path.join(self.datadir, 'recover.log')
+        subprocess.run(self._command(log) + ['--wsrep-recover'],
+                       check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, cwd='/')
+        with open(log, errors='replace') as handle:
+            found = re.findall(r'WSREP: Recovered position: (\S+)',
+                               handle.read())
+        return found[-1] if found else None
+
+    def _more_options(self):
+        provider_options = ';'.join((
+            'gmcast.listen_addr=tcp://127.0.0.1:%d' % self.galera_port,
+            'ist.recv_addr=127.0.0.1:%d' % self.ist_port,
+            'gcache.size=32M'))
+        return [
+            '--wsrep-on=ON', '--wsrep-provider=%s' % self.cluster.library,
+            '--wsrep-cluster-name=placement-lite-tests',
+            '--wsrep-cluster-address=gcomm://%s' % (
+                '' if self.bootstrap else self.cluster.addresses()),
+            '--wsrep-node-name=%s' % self.name,
+            '--wsrep-node-address=127.0.0.1:%d' % self.galera_port,
+            '--wsrep-provider-options=%s' % provider_options,
+            '--wsrep-sst-method=rsync',
+            '--wsrep-sst-receive-address=127.0.0.1:%d' % self.sst_port,
+            '--binlog-format=ROW', '--innodb-autoinc-lock-mode=2',
+            *(['--wsrep-start-position=%s' % self.start_position]
+              if self.start_position else [])]
+
+    def _answers(self):
+        return super()._answers() and self.state() is not None
+
+    def state(self):
+        """The node's wsrep_local_state_comment (``Synced``...), None when
+        it does not answer."""
+        try:
+            conn = pymysql.connect(unix_socket=self.socket, user='root',
+                                   connect_timeout=2, read_timeout=5)
+        except pymysql.err.OperationalError:
+            return None
+        try:
+            with conn.cursor() as cursor:
+                cursor.execute("SHOW GLOBAL STATUS LIKE "
+                               "'wsrep_local_state_comment'")
+                row = cursor.fetchone()
+        except pymysql.err.MySQLError:
+            return None
+        finally:
+            conn.close()
+        return row[1] if row else None
+
+    def copy_data_from(self, node):
+        """This node's data directory made a copy of (stopped) ``node``'s."""
+        shutil.rmtree(self._data(), ignore_errors=True)
+        subprocess.run(['cp', '-a', node._data(), self._data()], check=True)
+
+    def log_text(self):
+        with open(os.path.join(self.datadir, 'server.log'),
+                  errors='replace') as log:
+            return log.read()
+
+
+class GaleraCluster:
+    """Three MariaDB servers (:class:`GaleraNode`) on 127.0.0.1, one
+    Galera cluster: every node takes writes and certifies them against
+    the others' (multi-master, synchronous), as Debian's mariadb-server and
+    galera-4 run in production.
+
+    The first node's system tables are made once and the cluster is
+    bootstrapped on them; the others start from a copy of its data
+    directory, so they join without a state transfer. A node killed and
+    started again catches up from the others' write-set cache (IST).
+    """
+
+    def __init__(self, size=3):
+        self.library = provision.require('galera')['libgalera_smm.so']
+        self.nodes = [GaleraNode(self, 'node%d' % index)
+                      for index in range(1, size + 1)]
+        first = self.nodes[0]
+        first.install()
+        first.bootstrap = True
+        first.start()
+        first.stop('fast')
+        for node in self.nodes[1:]:
+            node.copy_data_from(first)
+        first.start()
+        first.bootstrap = False
+        for node in self.nodes[1:]:
+            node.start()
+        self.wait_synced()
+
+    def addresses(self):
+        return ','.join('127.0.0.1:%d' % node.galera_port
+                        for node in self.nodes)
+
+    def wait_synced(self, timeout=120):
+        """Wait until every node is Synced in a cluster of all of them."""
+        if not wait_for(lambda: all(node.state() == 'Synced'
+                                    for node in self.nodes)
+                        and self.size_seen() == len(self.nodes),
+                        timeout=timeout):
+            raise RuntimeError('Galera nodes not synced: %s' % [
+                node.state() for node in self.nodes])
+
+    def size_seen(self):
+        """The cluster's size as the first node sees it."""
+        conn = pymysql.connect(unix_socket=self.nodes[0].socket,
+                               user='root')
+        try:
+            with conn.cursor() as cursor:
+                cursor.execute("SHOW GLOBAL STATUS LIKE "
+                               "'wsrep_cluster_size'")
+                return int(cursor.fetchone()[1])
+        finally:
+            conn.close()
+
+    def create_database(self, name):
+        """An empty database ``name``; the URLs of it on each node."""
+        self.nodes[0].create_database(name)
+        return [node.url(name) for node in self.nodes]
+
+    def destroy(self):
+        for node in self.nodes:
+            node.destroy()
 
 
 def _find_mariadb_binaries():

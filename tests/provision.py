@@ -41,6 +41,10 @@ SERVERS = (
     Server('mariadb', 'mariadb-server', ('mariadbd', 'mariadb-install-db'),
            services=('mariadb',)),
     Server('nginx', 'nginx-light', ('nginx',), services=('nginx',)),
+    # The Galera library MariaDB loads (wsrep_provider) for a cluster.
+    Server('galera', 'galera-4', ('libgalera_smm.so',),
+           dirs=('/usr/lib/galera',)),
+    Server('haproxy', 'haproxy', ('haproxy',), services=('haproxy',)),
 )
 BY_NAME = {server.name: server for server in SERVERS}
 

@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -26,6 +27,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir))
 BIN = os.path.dirname(sys.executable)
 UWSGI_INI = os.path.join(REPO, 'etc', 'uwsgi.ini')
 NGINX_CONF = os.path.join(REPO, 'etc', 'nginx-placement.conf')
+HAPROXY_CONF = os.path.join(REPO, 'etc', 'haproxy-placement-galera.cfg')
 #: The microversion the helpers ask for unless told otherwise.
 VERSION = '1.28'
 
@@ -245,6 +247,98 @@ class Nginx:
             return ''
         with open(path, errors='replace') as log:
             return log.read()
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class GaleraCheck:
+    """``placement-lite galera-check`` of one Galera node, on a port of
+    its own."""
+
+    def __init__(self, node):
+        self.port = harness._free_port()
+        self.process = subprocess.Popen(
+            [os.path.join(BIN, 'placement-lite'), 'galera-check',
+             '--node', node.url(''), '--port', str(self.port)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if not harness.wait_for(self._answers, timeout=30):
+            self.stop()
+            raise RuntimeError('galera-check did not start')
+
+    def status(self):
+        """(HTTP status, text) of one check."""
+        conn = http.client.HTTPConnection('127.0.0.1', self.port, timeout=10)
+        try:
+            conn.request('GET', '/')
+            response = conn.getresponse()
+            return response.status, response.read().decode()
+        finally:
+            conn.close()
+
+    def _answers(self):
+        if self.process.poll() is not None:
+            raise RuntimeError('galera-check exited: %s'
+                               % self.process.stderr.read())
+        try:
+            self.status()
+            return True
+        except OSError:
+            return False
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+
+
+class HAProxy:
+    """etc/haproxy-placement-galera.cfg in front of Galera nodes, each
+    checked by its GaleraCheck: the shipped file with only the addresses
+    and ports changed."""
+
+    def __init__(self, nodes, checks):
+        self.workdir = tempfile.mkdtemp(prefix='placement-lite-haproxy-')
+        self.port = harness._free_port()
+        path = self._copy_conf(nodes, checks)
+        self.process = subprocess.Popen(
+            [provision.require('haproxy')['haproxy'], '-db', '-f', path],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if not harness.wait_for(self._listens, timeout=30):
+            self.stop()
+            raise RuntimeError('haproxy did not start')
+
+    def _copy_conf(self, nodes, checks):
+        with open(HAPROXY_CONF) as handle:
+            text = handle.read()
+        text = text.replace('bind 127.0.0.1:3306',
+                            'bind 127.0.0.1:%d' % self.port)
+        for index, (node, check) in enumerate(zip(nodes, checks), 1):
+            text = re.sub(
+                r'(server node%d )\S+( check)' % index,
+                r'\g<1>127.0.0.1:%d\g<2> port %d' % (node.port, check.port),
+                text)
+        path = os.path.join(self.workdir, 'haproxy.cfg')
+        with open(path, 'w') as handle:
+            handle.write(text)
+        return path
+
+    def url(self, database):
+        return 'mysql+pymysql://root@127.0.0.1:%d/%s?charset=utf8mb4' % (
+            self.port, database)
+
+    def _listens(self):
+        if self.process.poll() is not None:
+            raise RuntimeError('haproxy exited: %s'
+                               % self.process.stderr.read())
+        try:
+            socket.create_connection(('127.0.0.1', self.port), 2).close()
+            return True
+        except OSError:
+            return False
 
     def stop(self):
         if self.process.poll() is None:

@@ -245,16 +245,17 @@ class _Flaky:
         return 'written'
 
 
-def test_generation_races_retry_in_new_transactions(environment):
-    conf = harness.make_conf(**{'placement.allocation_conflict_retry_count': 3})
+def test_generation_races_retry_in_new_transactions(environment,
+                                                   monkeypatch):
+    monkeypatch.setattr(environment.db, 'write_retries', 3)
     work = _Flaky(3)
     assert allocations.in_fresh_transactions(
-        environment.db, conf, allocations.POST_WORDING, work) == 'written'
+        environment.db, allocations.POST_WORDING, work) == 'written'
     assert work.calls == 4
     work = _Flaky(4)
     with pytest.raises(errors.Conflict) as raised:
         allocations.in_fresh_transactions(
-            environment.db, conf, allocations.POST_WORDING, work)
+            environment.db, allocations.POST_WORDING, work)
     assert work.calls == 4
     assert raised.value.code == errors.CONCURRENT_UPDATE
     assert raised.value.detail == (

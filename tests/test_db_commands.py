@@ -4,9 +4,11 @@ import datetime
 import os
 import subprocess
 import sys
+import time
 
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+import pymysql
 import pytest
 import sqlalchemy as sa
 
@@ -14,6 +16,7 @@ from placement_lite.db import api as db_api
 from placement_lite.db import lookups
 from placement_lite.db import migrate
 from placement_lite.db import tables
+from placement_lite.migrations import steps
 from tests import harness
 
 #: Run on MariaDB too (see tests/conftest.py).
@@ -63,6 +66,16 @@ def _mysql_collations(db):
             "('alembic_version', %s)", (tables.VERSION_TABLE,)).scalars())
 
 
+def _differences(db):
+    """What autogenerate finds between the database and tables.py."""
+    with db.engine.connect() as conn:
+        return compare_metadata(
+            MigrationContext.configure(conn, opts={
+                'include_object': _comparable,
+                'version_table': tables.VERSION_TABLE}),
+            tables.metadata)
+
+
 def test_migrations_create_exactly_the_schema(backend, tmp_path):
     """Upgrading an empty database to head leaves nothing for autogenerate,
     and creates the expression indexes it cannot compare (none on
@@ -71,13 +84,8 @@ def test_migrations_create_exactly_the_schema(backend, tmp_path):
     try:
         migrate.upgrade(db)
         with db.engine.connect() as conn:
-            differences = compare_metadata(
-                MigrationContext.configure(conn, opts={
-                    'include_object': _comparable,
-                    'version_table': tables.VERSION_TABLE}),
-                tables.metadata)
             definitions = _index_definitions(conn)
-        assert differences == []
+        assert _differences(db) == []
         if backend == 'mysql':
             assert definitions == {}
             assert _mysql_collations(db) == {'utf8mb4_nopad_bin'}
@@ -92,6 +100,106 @@ def test_migrations_create_exactly_the_schema(backend, tmp_path):
             assert conn.exec_driver_sql(
                 'SELECT version_num FROM alembic_version').all() == [
                 (tables.REFERENCE_HEAD,)]
+    finally:
+        db.dispose()
+
+
+def _reference_revisions(db):
+    with db.engine.connect() as conn:
+        return conn.exec_driver_sql(
+            'SELECT version_num FROM alembic_version').all()
+
+
+UPGRADERS = 8
+#: Each upgrading process: it waits until the time given, then upgrades.
+UPGRADER = (
+    'import sys, time\n'
+    'from placement_lite.db import api, migrate\n'
+    'database = api.Database(sys.argv[1])\n'
+    'time.sleep(max(0, float(sys.argv[2]) - time.time()))\n'
+    'migrate.upgrade(database)\n')
+
+
+def test_processes_upgrading_at_once_all_reach_head(backend, tmp_path):
+    """Eight processes upgrade one empty database at the same moment, as
+    eight API processes with sync_on_startup starting together: no lock is
+    taken (none would hold across a Galera cluster); each that loses a
+    race starts again, and all end at head with the schema exact and each
+    revision recorded once."""
+    db = _empty_database(backend, tmp_path)
+    at = time.time() + 5
+    processes = [subprocess.Popen(
+        [sys.executable, '-c', UPGRADER, db.url, str(at)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        for _ in range(UPGRADERS)]
+    try:
+        errors = [process.communicate(timeout=180)[1]
+                  for process in processes]
+        failed = [error for process, error in zip(processes, errors)
+                  if process.returncode]
+        assert not failed, '\n'.join(failed)
+        assert migrate.current_revision(db) == migrate.head_revision()
+        assert _differences(db) == []
+        assert _reference_revisions(db) == [(tables.REFERENCE_HEAD,)]
+    finally:
+        for process in processes:
+            process.kill()
+        db.dispose()
+
+
+def test_an_upgrade_left_half_done_is_finished(backend, tmp_path,
+                                               monkeypatch):
+    """A process that died in the middle of the first migration (on MySQL
+    and MariaDB, whose DDL commits as it runs, with some tables and
+    indexes made) leaves a database the next upgrade finishes."""
+    db = _empty_database(backend, tmp_path)
+    made = []
+    create_index = steps.create_index
+
+    def dying_on_the_fifth_index(*args):
+        if len(made) == 4:
+            raise RuntimeError('the process died here')
+        create_index(*args)
+        made.append(args[0])
+
+    try:
+        monkeypatch.setattr(steps, 'create_index', dying_on_the_fifth_index)
+        with pytest.raises(RuntimeError):
+            migrate.upgrade(db)
+        monkeypatch.undo()
+        migrate.upgrade(db)
+        assert migrate.current_revision(db) == migrate.head_revision()
+        assert _differences(db) == []
+        assert _reference_revisions(db) == [(tables.REFERENCE_HEAD,)]
+    finally:
+        db.dispose()
+
+
+@pytest.mark.only_backends('mysql')
+def test_a_table_seen_half_made_is_a_lost_race(backend, tmp_path,
+                                               monkeypatch):
+    """MariaDB answers 1684 for a table another process is creating at
+    that moment (seen when eight processes upgraded at once): the upgrade
+    starts again, and reaches head."""
+    db = _empty_database(backend, tmp_path)
+    create_index = steps.create_index
+    seen = []
+
+    def half_made_once(name, table, columns):
+        if not seen:
+            seen.append(table)
+            raise sa.exc.OperationalError(
+                'DESCRIBE %s' % table, {}, pymysql.err.OperationalError(
+                    1684, "Table '%s' was skipped since its definition is "
+                    'being modified by concurrent DDL statement' % table))
+        create_index(name, table, columns)
+
+    monkeypatch.setattr(steps, 'create_index', half_made_once)
+    try:
+        migrate.upgrade(db)
+        assert seen == ['resource_providers']
+        assert migrate.current_revision(db) == migrate.head_revision()
+        assert _differences(db) == []
     finally:
         db.dispose()
 
@@ -134,6 +242,36 @@ def test_own_revision_moves_out_of_alembic_version(backend, tmp_path):
             assert conn.exec_driver_sql(
                 'SELECT version_num FROM alembic_version').all() == [
                 (tables.REFERENCE_HEAD,)]
+    finally:
+        db.dispose()
+
+
+def test_the_version_table_holds_one_row(backend, tmp_path):
+    """A version table alembic created (before placement_lite made its
+    own) gets the ``one_row`` key on the next upgrade; a second revision
+    is then refused, as one recorded by a process that lost a race."""
+    db = _empty_database(backend, tmp_path)
+    try:
+        migrate.upgrade(db)
+        with db.engine.begin() as conn:
+            conn.exec_driver_sql('DROP TABLE %s' % tables.VERSION_TABLE)
+            conn.exec_driver_sql(
+                'CREATE TABLE %s (version_num VARCHAR(32) NOT NULL '
+                'PRIMARY KEY)' % tables.VERSION_TABLE)
+            conn.exec_driver_sql("INSERT INTO %s VALUES ('%s')" % (
+                tables.VERSION_TABLE, migrate.head_revision()))
+
+        migrate.upgrade(db)
+
+        with pytest.raises(sa.exc.IntegrityError):
+            with db.engine.begin() as conn:
+                conn.exec_driver_sql(
+                    "INSERT INTO %s (version_num) VALUES ('0001')"
+                    % tables.VERSION_TABLE)
+        with db.engine.connect() as conn:
+            assert conn.exec_driver_sql(
+                'SELECT version_num, one_row FROM %s' % tables.VERSION_TABLE
+            ).all() == [(migrate.head_revision(), 'x')]
     finally:
         db.dispose()
 

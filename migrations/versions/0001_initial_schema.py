@@ -13,6 +13,7 @@ from alembic import op
 import sqlalchemy as sa
 
 from placement_lite.db import tables
+from placement_lite.migrations import steps
 
 
 revision = '0001'
@@ -32,10 +33,12 @@ def upgrade():
             "there with the reference's `placement-manage db sync` first."
             % (reference_revision, tables.REFERENCE_HEAD))
     _create_reference_schema()
-    version = op.create_table(
+    steps.create_table(
         tables.REFERENCE_VERSION_TABLE,
         sa.Column('version_num', sa.String(32), nullable=False),
         sa.PrimaryKeyConstraint('version_num', name='alembic_version_pkc'))
+    version = sa.table(tables.REFERENCE_VERSION_TABLE,
+                       sa.column('version_num'))
     op.bulk_insert(version, [{'version_num': tables.REFERENCE_HEAD}])
 
 
@@ -97,9 +100,12 @@ def _create_reference_schema():
     sa.UniqueConstraint('name', name='uniq_resource_providers0name'),
     sa.UniqueConstraint('uuid', name='uniq_resource_providers0uuid')
     )
-    with op.batch_alter_table('resource_providers', schema=None) as batch_op:
-        batch_op.create_index('resource_providers_parent_provider_id_idx', ['parent_provider_id'], unique=False)
-        batch_op.create_index('resource_providers_root_provider_id_idx', ['root_provider_id'], unique=False)
+    steps.create_index(
+        'resource_providers_parent_provider_id_idx', 'resource_providers',
+        ['parent_provider_id'])
+    steps.create_index(
+        'resource_providers_root_provider_id_idx', 'resource_providers',
+        ['root_provider_id'])
 
     _create_table('traits',
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
@@ -128,10 +134,15 @@ def _create_reference_schema():
     sa.ForeignKeyConstraint(['resource_provider_id'], ['resource_providers.id'], ),
     sa.PrimaryKeyConstraint('id')
     )
-    with op.batch_alter_table('allocations', schema=None) as batch_op:
-        batch_op.create_index('allocations_consumer_id_idx', ['consumer_id'], unique=False)
-        batch_op.create_index('allocations_resource_class_id_idx', ['resource_class_id'], unique=False)
-        batch_op.create_index('allocations_resource_provider_class_used_idx', ['resource_provider_id', 'resource_class_id', 'used'], unique=False)
+    steps.create_index(
+        'allocations_consumer_id_idx', 'allocations',
+        ['consumer_id'])
+    steps.create_index(
+        'allocations_resource_class_id_idx', 'allocations',
+        ['resource_class_id'])
+    steps.create_index(
+        'allocations_resource_provider_class_used_idx', 'allocations',
+        ['resource_provider_id', 'resource_class_id', 'used'])
 
     _create_table('consumers',
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
@@ -148,10 +159,15 @@ def _create_reference_schema():
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('uuid', name='uniq_consumers0uuid')
     )
-    with op.batch_alter_table('consumers', schema=None) as batch_op:
-        batch_op.create_index('consumers_consumer_type_id_idx', ['consumer_type_id'], unique=False)
-        batch_op.create_index('consumers_project_id_user_id_uuid_idx', ['project_id', 'user_id', 'uuid'], unique=False)
-        batch_op.create_index('consumers_project_id_uuid_idx', ['project_id', 'uuid'], unique=False)
+    steps.create_index(
+        'consumers_consumer_type_id_idx', 'consumers',
+        ['consumer_type_id'])
+    steps.create_index(
+        'consumers_project_id_user_id_uuid_idx', 'consumers',
+        ['project_id', 'user_id', 'uuid'])
+    steps.create_index(
+        'consumers_project_id_uuid_idx', 'consumers',
+        ['project_id', 'uuid'])
 
     _create_table('inventories',
     sa.Column('id', sa.Integer(), autoincrement=True, nullable=False),
@@ -169,8 +185,9 @@ def _create_reference_schema():
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('resource_provider_id', 'resource_class_id', name='uniq_inventories0resource_provider_resource_class')
     )
-    with op.batch_alter_table('inventories', schema=None) as batch_op:
-        batch_op.create_index('inventories_resource_class_id_idx', ['resource_class_id'], unique=False)
+    steps.create_index(
+        'inventories_resource_class_id_idx', 'inventories',
+        ['resource_class_id'])
 
     _create_table('resource_provider_aggregates',
     sa.Column('resource_provider_id', sa.Integer(), nullable=False),
@@ -181,8 +198,9 @@ def _create_reference_schema():
     sa.ForeignKeyConstraint(['resource_provider_id'], ['resource_providers.id'], ),
     sa.PrimaryKeyConstraint('resource_provider_id', 'aggregate_id')
     )
-    with op.batch_alter_table('resource_provider_aggregates', schema=None) as batch_op:
-        batch_op.create_index('resource_provider_aggregates_aggregate_id_idx', ['aggregate_id'], unique=False)
+    steps.create_index(
+        'resource_provider_aggregates_aggregate_id_idx', 'resource_provider_aggregates',
+        ['aggregate_id'])
 
     _create_table('resource_provider_traits',
     sa.Column('trait_id', sa.Integer(), nullable=False),
@@ -193,10 +211,11 @@ def _create_reference_schema():
     sa.ForeignKeyConstraint(['trait_id'], ['traits.id'], ),
     sa.PrimaryKeyConstraint('trait_id', 'resource_provider_id')
     )
-    with op.batch_alter_table('resource_provider_traits', schema=None) as batch_op:
-        batch_op.create_index('resource_provider_traits_resource_provider_trait_idx', ['resource_provider_id', 'trait_id'], unique=False)
+    steps.create_index(
+        'resource_provider_traits_resource_provider_trait_idx', 'resource_provider_traits',
+        ['resource_provider_id', 'trait_id'])
 
 
 def _create_table(name, *columns):
-    op.create_table(name, *columns,
-                    **tables.mysql_table_options(op.get_bind().dialect))
+    steps.create_table(name, *columns,
+                       **tables.mysql_table_options(op.get_bind().dialect))

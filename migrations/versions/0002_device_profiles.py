@@ -7,6 +7,7 @@ from alembic import op
 import sqlalchemy as sa
 
 from placement_lite.db import tables
+from placement_lite.migrations import steps
 
 revision = '0002'
 down_revision = '0001'
@@ -30,5 +31,5 @@ def upgrade():
 
 
 def _create_table(name, *columns):
-    op.create_table(name, *columns,
-                    **tables.mysql_table_options(op.get_bind().dialect))
+    steps.create_table(name, *columns,
+                       **tables.mysql_table_options(op.get_bind().dialect))

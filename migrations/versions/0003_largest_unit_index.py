@@ -16,6 +16,8 @@ Revises: 0002
 from alembic import op
 import sqlalchemy as sa
 
+from placement_lite.migrations import steps
+
 revision = '0003'
 down_revision = '0002'
 branch_labels = None
@@ -26,7 +28,7 @@ def upgrade():
     if op.get_bind().dialect.name == 'mysql':
         return
     held = '(total - reserved) * allocation_ratio'
-    op.create_index(
+    steps.create_index(
         'inventories_resource_class_largest_unit_idx', 'inventories',
         ['resource_class_id',
          sa.text('(CASE WHEN max_unit < %s THEN max_unit ELSE %s END)'

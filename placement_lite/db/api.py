@@ -1,7 +1,7 @@
 """Database engines and transactions.
 
 Every request runs its SQL on one connection obtained here: ``db.reader()``
-for reads, ``db.writer()`` for writes, each in a transaction. On SQLite a
+for reads, ``db.write(work)`` for writes, each in a transaction. On SQLite a
 writer starts with ``BEGIN IMMEDIATE`` so concurrent writers are serialised
 by the database instead of failing half-way; on PostgreSQL writers rely on
 provider and consumer generations (optimistic concurrency) and on row locks
@@ -10,6 +10,15 @@ PyMySQL, ``mysql+pymysql://``) work as PostgreSQL does: their writers run
 at READ COMMITTED too, not at InnoDB's default REPEATABLE READ, under which
 a read after a lock wait would still see the snapshot taken before it (and
 a capacity check would count allocations as they were, over-committing).
+
+Every write goes through ``db.write(work)``: when the database refuses its
+transaction for a concurrent one (a deadlock, a Galera certification
+conflict, a serialization failure, a lock wait timeout) or ``work`` finds
+that a concurrent write got there first (:class:`Retry`), the whole write
+runs again in a new transaction, which sees what the other committed. On
+a Galera cluster any node may take any write: row locks hold on one node
+only, and a transaction that conflicts with one committed on another node
+is refused at its commit (error 1213), then retried here.
 
 On PostgreSQL and MySQL readers have a pool of their own, in autocommit.
 At READ COMMITTED, the isolation level used, each statement sees its own
@@ -35,6 +44,7 @@ on the primary.
 import contextlib
 import logging
 import os
+import random
 import time
 
 import platformdirs
@@ -47,11 +57,13 @@ from sqlalchemy.pool import NullPool
 LOG = logging.getLogger(__name__)
 
 _WRITE = 'placement_lite_write'
-#: Key of a PostgreSQL advisory lock that serialises start-up work
-#: (migrations) across processes and hosts.
-_STARTUP_LOCK = 0x706c6163656d6e74
-#: Name of the MySQL/MariaDB user lock (GET_LOCK) doing the same.
-_MYSQL_STARTUP_LOCK = 'placement_lite_startup'
+#: How many times a write is tried again by default (``[placement]
+#: allocation_conflict_retry_count``'s default).
+WRITE_RETRIES = 10
+#: A retried write first waits a random time up to this many seconds
+#: times its attempt's number, so that writers that collided do not
+#: collide again at once.
+RETRY_BACKOFF = 0.005
 #: Connections opened by a parent process, kept referenced so that the
 #: child never closes them: closing would end the parent's session.
 _INHERITED = []
@@ -181,11 +193,14 @@ class Database:
     """One database: the engine plus the transaction helpers.
 
     ``replica_url`` names a read-only streaming replica of the same
-    database, for ``replica_reader()``.
+    database, for ``replica_reader()``. ``write_retries``: how many times
+    :meth:`write` tries a write again.
     """
 
-    def __init__(self, url, replica_url=None, **engine_kwargs):
+    def __init__(self, url, replica_url=None, write_retries=WRITE_RETRIES,
+                 **engine_kwargs):
         self.url = str(url)
+        self.write_retries = write_retries
         self.engine = create_engine(url, **engine_kwargs)
         if self.engine.dialect.name in ('postgresql', 'mysql'):
             self.read_engine = create_engine(url, autocommit=True,
@@ -223,37 +238,32 @@ class Database:
             with conn.begin():
                 yield conn
 
-    @contextlib.contextmanager
-    def startup_writer(self):
-        """A writer that runs alone among all processes and hosts starting
-        on this database (SQLite's writers always do)."""
-        if self.dialect == 'mysql':
-            with self._mysql_startup_lock(), self.writer() as conn:
-                yield conn
-            return
-        with self.writer() as conn:
-            if self.dialect == 'postgresql':
-                conn.execute(sa.select(sa.func.pg_advisory_xact_lock(
-                    _STARTUP_LOCK)))
-            yield conn
+    def write(self, work):
+        """``work(conn)`` in a writer transaction; what it returns.
 
-    @contextlib.contextmanager
-    def _mysql_startup_lock(self):
-        """MySQL/MariaDB: a user lock, held on a connection of its own
-        until the writer's transaction has ended (a user lock belongs to a
-        session, not to a transaction; DDL commits as it goes)."""
-        with self.engine.connect() as conn:
-            # MariaDB has no infinite wait (a negative timeout is NULL,
-            # not the lock): a year; 1 when taken.
-            while conn.execute(sa.select(sa.func.get_lock(
-                    _MYSQL_STARTUP_LOCK, 365 * 86400))).scalar() != 1:
-                time.sleep(1)
+        When the database refuses the transaction for a concurrent one
+        (:func:`is_conflict`), or ``work`` raises :class:`Retry`, what it
+        did is rolled back and it runs again in a new transaction, up to
+        ``write_retries`` more times, after a short random wait; then
+        :class:`StillConflicting` is raised. Any other exception ends the
+        write (rolled back) at once.
+        """
+        attempts = self.write_retries + 1
+        for attempt in range(1, attempts + 1):
             try:
-                yield
-            finally:
-                conn.execute(sa.select(sa.func.release_lock(
-                    _MYSQL_STARTUP_LOCK)))
-                conn.commit()
+                with self.writer() as conn:
+                    return work(conn)
+            except Exception as exc:
+                if not is_conflict(exc):
+                    raise
+                conflict = exc
+            LOG.info('Write attempt %d of %d met a concurrent write: %s',
+                     attempt, attempts, describe_error(conflict))
+            if attempt < attempts:
+                time.sleep(random.uniform(0, RETRY_BACKOFF * attempt))
+        LOG.warning('A write met a concurrent one on each of its %d '
+                    'attempts; it changed nothing.', attempts)
+        raise StillConflicting(describe_error(conflict)) from conflict
 
     def dispose(self):
         """Close every pooled connection."""
@@ -261,12 +271,73 @@ class Database:
             engine.dispose()
 
 
+class Retry(Exception):
+    """Raised by a write's work when a concurrent write got there first in
+    a way its transaction cannot see past (a generation moved under it, a
+    row it was creating appeared): :meth:`Database.write` runs it again in
+    a new transaction."""
+
+
+class StillConflicting(Exception):
+    """A write met a concurrent one on each of its attempts; nothing of it
+    was committed."""
+
+
+#: PostgreSQL SQLSTATEs of a transaction refused for a concurrent one:
+#: serialization failure, deadlock detected.
+_CONFLICT_SQLSTATES = {'40001', '40P01'}
+#: MySQL/MariaDB errors doing the same: deadlock (on a Galera node, a
+#: certification conflict with a transaction committed on another node,
+#: or one brute-force aborted by it) and lock wait timeout.
+_MYSQL_CONFLICTS = (1213, 1205)
+
+
+def is_conflict(exc):
+    """Whether ``exc`` says the write met a concurrent one, and would go
+    through if tried again in a new transaction (see Database.write)."""
+    if isinstance(exc, Retry):
+        return True
+    if not isinstance(exc, sa.exc.DBAPIError):
+        return False
+    return (getattr(exc.orig, 'pgcode', None) in _CONFLICT_SQLSTATES
+            or is_mysql_error(exc, *_MYSQL_CONFLICTS)
+            or 'database is locked' in str(exc.orig))
+
+
+def describe_error(exc):
+    """``exc`` in one line: the database's own error when it is one."""
+    if isinstance(exc, sa.exc.DBAPIError):
+        return '%s: %s' % (type(exc.orig).__name__,
+                           ' '.join(str(exc.orig).split()))
+    return '%s: %s' % (type(exc).__name__, exc)
+
+
+#: PostgreSQL SQLSTATEs saying that what a statement would create exists:
+#: unique violation, duplicate table, duplicate object (an index...),
+#: duplicate column.
+_DUPLICATE_SQLSTATES = {'23505', '42P07', '42710', '42701'}
+#: MySQL/MariaDB errors doing the same: table exists, duplicate column,
+#: duplicate key name, duplicate entry.
+_MYSQL_DUPLICATES = (1050, 1060, 1061, 1062)
+
+
+def is_duplicate(exc):
+    """Whether ``exc`` says that a table, column, index or unique key a
+    statement would create exists already (made by another process; on
+    SQLite a writer runs alone and never meets one)."""
+    if not isinstance(exc, sa.exc.DBAPIError):
+        return False
+    return (getattr(exc.orig, 'pgcode', None) in _DUPLICATE_SQLSTATES
+            or is_mysql_error(exc, *_MYSQL_DUPLICATES))
+
+
 def is_unavailable(exc):
     """Whether ``exc`` says the database could not serve the request for
     now (unreachable, restarting, connection dropped, locked, no pooled
-    connection free in time) rather than that the request or the code is
-    wrong."""
-    if getattr(exc, 'connection_invalidated', False):
+    connection free in time, a write that kept meeting concurrent ones)
+    rather than that the request or the code is wrong."""
+    if isinstance(exc, StillConflicting) or getattr(
+            exc, 'connection_invalidated', False):
         return True
     mysql_code = _mysql_error_code(exc)
     if mysql_code is not None and isinstance(exc, sa.exc.OperationalError):
@@ -360,6 +431,7 @@ def from_conf(conf):
                         group.connection_parameters),
         replica_url=group.slave_connection and with_parameters(
             group.slave_connection, group.connection_parameters),
+        write_retries=conf.placement.allocation_conflict_retry_count,
         max_pool_size=group.max_pool_size,
         max_overflow=group.max_overflow,
         pool_timeout=group.pool_timeout,

@@ -97,14 +97,20 @@ def consumers_by_uuid(conn, uuids, lock=False):
 
 def create_consumers(conn, rows):
     """Insert consumers at generation 0, in one statement: ``rows`` are
-    (uuid, project id, user id, consumer type id). Returns {uuid: id}."""
+    (uuid, project id, user id, consumer type id). Returns {uuid: id}.
+
+    Raises api.Retry when another write created one of them since the
+    caller found it missing: the next attempt finds it."""
     if not rows:
         return {}
-    bulk.insert(conn, consumers, [
-        {'uuid': uuid, 'project_id': project_id, 'user_id': user_id,
-         'consumer_type_id': type_id}
-        for uuid, project_id, user_id, type_id in rows],
-        generation=0, created_at=lookups.utcnow())
+    try:
+        bulk.insert(conn, consumers, [
+            {'uuid': uuid, 'project_id': project_id, 'user_id': user_id,
+             'consumer_type_id': type_id}
+            for uuid, project_id, user_id, type_id in rows],
+            generation=0, created_at=lookups.utcnow())
+    except sa.exc.IntegrityError as exc:
+        raise db_api.Retry('a consumer was created concurrently') from exc
     return dict(conn.execute(bulk.where_one_of(
         conn, sa.select(consumers.c.uuid, consumers.c.id), consumers.c.uuid,
         [row[0] for row in rows])).all())

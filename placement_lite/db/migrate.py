@@ -3,18 +3,51 @@
 placement_lite's revision is kept in its own table
 (``tables.VERSION_TABLE``), beside the reference's ``alembic_version``: a
 database either service created can be served and migrated by the other.
+
+Any number of processes, on any number of hosts and database nodes, may
+upgrade one database at once (``placement-lite db sync``, every API process
+with ``sync_on_startup``). No lock is taken: none would hold across a
+Galera cluster. Each step of a migration does only what is not done yet
+(``migrations/steps.py``), so that a migration another process left half
+done (MySQL and MariaDB commit DDL as it runs) is finished, not repeated.
+A process that loses a race to another (a table or index made meanwhile,
+or seen half made, a revision recorded first, a conflict refusing its
+transaction) starts again from the revision then recorded.
+
+The revision itself is the one thing that must not be done twice: a
+process that read no revision would record the first one beside the
+newer one another recorded meanwhile (alembic inserts the first revision
+and updates the later ones), leaving two. placement_lite's version table
+holds one row: a second has the same ``one_row`` key, and is refused
+(on a Galera cluster, by the certification of its transaction).
 """
 
+import logging
 import os
+import random
+import time
 
 from alembic import command
 from alembic.config import Config
+from alembic.operations import Operations
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 import sqlalchemy as sa
 
 from placement_lite import migrations
+from placement_lite.db import api as db_api
 from placement_lite.db import tables
+
+LOG = logging.getLogger(__name__)
+
+#: MySQL/MariaDB error of a table that another process is creating at
+#: this moment, seen half made (DESCRIBE answers "skipped since its
+#: definition is being modified by concurrent DDL statement").
+_MYSQL_TABLE_IN_THE_MAKING = (1684,)
+#: Times an upgrade starts again after losing a race to another process.
+RACE_RETRIES = 30
+#: It waits a random time up to this many seconds first.
+RACE_BACKOFF = 0.5
 
 
 def _alembic_config():
@@ -25,13 +58,28 @@ def _alembic_config():
 
 
 def upgrade(database, revision='head'):
-    """Bring the schema of ``database`` up to ``revision``; processes and
-    hosts doing so at once take turns, and the later ones find it done."""
+    """Bring the schema of ``database`` up to ``revision``, however many
+    processes do so at once (see the module's docstring)."""
     config = _alembic_config()
-    with database.startup_writer() as conn:
-        _move_own_revision_out_of_alembic_version(conn, config)
-        config.attributes['connection'] = conn
-        command.upgrade(config, revision)
+    for retry in range(RACE_RETRIES + 1):
+        recorded = current_revision(database)
+        try:
+            with database.writer() as conn:
+                _move_own_revision_out_of_alembic_version(conn, config)
+                _ensure_one_row_version_table(conn)
+                config.attributes['connection'] = conn
+                command.upgrade(config, revision)
+            return
+        except Exception as exc:
+            if retry == RACE_RETRIES or not (
+                    db_api.is_duplicate(exc) or db_api.is_conflict(exc)
+                    or db_api.is_mysql_error(exc, *_MYSQL_TABLE_IN_THE_MAKING)
+                    or current_revision(database) != recorded):
+                raise
+            LOG.info('Another process is upgrading the database schema '
+                     '(%s); starting again from the revision it recorded.',
+                     db_api.describe_error(exc))
+        time.sleep(random.uniform(0, RACE_BACKOFF))
 
 
 def _move_own_revision_out_of_alembic_version(conn, config):
@@ -50,13 +98,50 @@ def _move_own_revision_out_of_alembic_version(conn, config):
                      ScriptDirectory.from_config(config).walk_revisions()}
     if revision not in own_revisions:
         return
-    own_version = sa.Table(
-        tables.VERSION_TABLE, sa.MetaData(),
-        sa.Column('version_num', sa.String(32), primary_key=True))
+    own_version = _own_version_table()
     own_version.create(conn)
     conn.execute(own_version.insert().values(version_num=revision))
     conn.execute(reference_version.update().values(
         version_num=tables.REFERENCE_HEAD))
+
+
+#: The version table's column whose value every row shares, and its
+#: unique index.
+_ONE_ROW = 'one_row'
+_ONE_ROW_INDEX = 'placement_lite_version_one_row_idx'
+
+
+def _one_row_column():
+    return sa.Column(_ONE_ROW, sa.String(1), nullable=False,
+                     server_default='x')
+
+
+def _own_version_table():
+    """placement_lite's version table: alembic's, plus ``one_row``."""
+    return sa.Table(
+        tables.VERSION_TABLE, sa.MetaData(),
+        sa.Column('version_num', sa.String(32), nullable=False),
+        _one_row_column(),
+        sa.PrimaryKeyConstraint('version_num',
+                                name='%s_pkc' % tables.VERSION_TABLE),
+        sa.Index(_ONE_ROW_INDEX, _ONE_ROW, unique=True))
+
+
+def _ensure_one_row_version_table(conn):
+    """Create the version table, or give the one alembic created (before
+    this existed) its ``one_row`` column and index."""
+    inspector = sa.inspect(conn)
+    if not inspector.has_table(tables.VERSION_TABLE):
+        _own_version_table().create(conn)
+        return
+    operations = Operations(MigrationContext.configure(conn))
+    if _ONE_ROW not in {column['name'] for column in
+                        inspector.get_columns(tables.VERSION_TABLE)}:
+        operations.add_column(tables.VERSION_TABLE, _one_row_column())
+    if _ONE_ROW_INDEX not in {index['name'] for index in
+                              inspector.get_indexes(tables.VERSION_TABLE)}:
+        operations.create_index(_ONE_ROW_INDEX, tables.VERSION_TABLE,
+                                [_ONE_ROW], unique=True)
 
 
 def current_revision(database):

@@ -14,16 +14,16 @@ transaction that:
    consumers involved, and removes the consumers left without allocations.
 
 If the database still reports a conflict (a provider generation changed
-under us, a deadlock, a serialization failure, two requests creating the
-same consumer) the whole write is retried in a NEW transaction, up to
-``[placement] allocation_conflict_retry_count`` times, then answered 409.
+under us, a deadlock, a Galera certification conflict, a serialization
+failure, two requests creating the same consumer) the whole write,
+projects, users and consumer types included, is retried in a NEW
+transaction (``Database.write``), up to ``[placement]
+allocation_conflict_retry_count`` times, then answered 409.
 """
 
 import collections
 import dataclasses
 import logging
-
-import sqlalchemy.exc
 
 from placement_lite import errors
 from placement_lite.db import allocations as allocations_db
@@ -41,13 +41,6 @@ CONSUMER_CHANGED = ('Another thread concurrently updated the data. '
                     'Please retry your update')
 PROVIDER_CHANGED = ('Another thread concurrently updated the resource '
                     'provider data. Please retry your update')
-
-#: PostgreSQL SQLSTATEs worth a new transaction: serialization failure,
-#: deadlock, unique violation (two writers creating the same row).
-_RETRYABLE_SQLSTATES = {'40001', '40P01', '23505'}
-#: The same on MySQL/MariaDB: deadlock, duplicate key.
-_RETRYABLE_MYSQL_ERRORS = (1213, 1062)
-
 
 @dataclasses.dataclass(frozen=True)
 class Wording:
@@ -71,7 +64,7 @@ def put_wording(consumer_uuid):
         POST_WORDING, unknown_class=PUT_WORDING % consumer_uuid)
 
 
-class ProviderGenerationChanged(Exception):
+class ProviderGenerationChanged(db_api.Retry):
     """A provider generation moved during the write: retry afresh."""
 
 
@@ -85,45 +78,22 @@ class _Claim:
     used: int
 
 
-def _retryable(exc):
-    if isinstance(exc, ProviderGenerationChanged):
-        return True
-    if isinstance(exc, sqlalchemy.exc.DBAPIError):
-        sqlstate = getattr(exc.orig, 'pgcode', None)
-        if (sqlstate in _RETRYABLE_SQLSTATES
-                or db_api.is_mysql_error(exc, *_RETRYABLE_MYSQL_ERRORS)):
-            return True
-        message = str(exc.orig)
-        return ('database is locked' in message
-                or 'UNIQUE constraint failed: consumers' in message)
-    return False
-
-
-def in_fresh_transactions(db, conf, wording, work):
-    """Run ``work(conn)`` in a writer transaction, again in a new one when
-    it hits a concurrency conflict; 409 when the retries run out."""
-    attempts = 1 + conf.placement.allocation_conflict_retry_count
-    for attempt in range(1, attempts + 1):
-        try:
-            with db.writer() as conn:
-                return work(conn)
-        except Exception as exc:
-            if not _retryable(exc):
-                raise
-            LOG.debug('Allocation write conflict (attempt %d of %d): %s',
-                      attempt, attempts, exc)
-    LOG.warning('Exceeded retry limit of %d on allocations write',
-                attempts - 1)
-    raise errors.Conflict(wording.concurrent.format(PROVIDER_CHANGED),
-                          code=errors.CONCURRENT_UPDATE)
+def in_fresh_transactions(db, wording, work):
+    """``db.write(work)``: ``work(conn)`` in a writer transaction, again in
+    a new one when it meets a concurrent write; 409 when the retries run
+    out."""
+    try:
+        return db.write(work)
+    except db_api.StillConflicting:
+        raise errors.Conflict(wording.concurrent.format(PROVIDER_CHANGED),
+                              code=errors.CONCURRENT_UPDATE)
 
 
 def set_allocations(ctx, claims, wording):
     """Replace the allocations of the consumers in ``claims`` (a list of
     :class:`consumers.ConsumerClaim`), atomically."""
-    owners = consumers.ensure_owners(ctx.db, ctx.conf, claims)
-
     def work(conn):
+        owners = consumers.ensure_owners(conn, ctx.conf, claims)
         existing = consumers.lock_consumers(conn, claims)
         consumers.check_generations(claims, existing)
         require_providers(claims, lock_providers(conn, claims))
@@ -131,7 +101,7 @@ def set_allocations(ctx, claims, wording):
             conn, ctx.conf, claims, owners, existing)
         replace_allocations(conn, claims, states, wording)
 
-    in_fresh_transactions(ctx.db, ctx.conf, wording, work)
+    in_fresh_transactions(ctx.db, wording, work)
 
 
 def _current_of_emptied(conn, requests):
@@ -323,4 +293,4 @@ def delete_allocations(ctx, consumer_uuid):
         consumers_db.delete_consumers_without_allocations(
             conn, [consumer_uuid])
 
-    in_fresh_transactions(ctx.db, ctx.conf, POST_WORDING, work)
+    in_fresh_transactions(ctx.db, POST_WORDING, work)

@@ -13,8 +13,8 @@ Rules (the reference's):
 - from 1.38 the request names the consumer type; below that an existing
   consumer keeps its type and a new one has none ("unknown");
 - projects, users and consumer types are created the first time they are
-  named, in a short transaction of their own (they are harmless to keep
-  when the allocation write then fails).
+  named, in the allocation write's transaction (first, so that writers
+  take their locks in one order): a write that fails leaves none behind.
 """
 
 import dataclasses
@@ -66,27 +66,18 @@ def _owner_of(conf, claim):
     return claim.project_id, claim.user_id
 
 
-def _owner_rows(conn, projects, users, type_names, create):
-    return Owners(consumers_db.project_ids(conn, projects, create),
-                  consumers_db.user_ids(conn, users, create),
-                  consumers_db.consumer_type_ids(conn, type_names, create))
-
-
-def ensure_owners(db, conf, claims):
+def ensure_owners(conn, conf, claims):
     """Ids of the projects, users and consumer types the claims name,
-    creating the missing ones in one short transaction of their own."""
+    creating the missing ones."""
     owners = [_owner_of(conf, claim) for claim in claims]
-    projects = {project for project, _user in owners}
-    users = {user for _project, user in owners}
-    type_names = {claim.consumer_type for claim in claims
-                  if claim.consumer_type is not None}
-    with db.reader() as conn:
-        found = _owner_rows(conn, projects, users, type_names, create=False)
-    if (len(found.projects), len(found.users), len(found.consumer_types)) == (
-            len(projects), len(users), len(type_names)):
-        return found
-    with db.writer() as conn:
-        return _owner_rows(conn, projects, users, type_names, create=True)
+    return Owners(
+        consumers_db.project_ids(
+            conn, {project for project, _user in owners}, create=True),
+        consumers_db.user_ids(
+            conn, {user for _project, user in owners}, create=True),
+        consumers_db.consumer_type_ids(
+            conn, {claim.consumer_type for claim in claims
+                   if claim.consumer_type is not None}, create=True))
 
 
 def _generation_conflict(expected, given):

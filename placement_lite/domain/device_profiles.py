@@ -109,15 +109,18 @@ def create(db, name, description, groups):
     groups = [_normalised_group(index, group)
               for index, group in enumerate(groups)]
     new_uuid = str(uuidlib.uuid4())
+
+    def work(conn):
+        _check_names_known(conn, groups)
+        if profiles_db.name_exists(conn, name):
+            raise _duplicate_name(name)
+        profiles_db.insert_profile(conn, new_uuid, name, description,
+                                   groups, lookups.utcnow().replace(
+                                       microsecond=0))
+        return profiles_db.profile_by_uuid(conn, new_uuid)
+
     try:
-        with db.writer() as conn:
-            _check_names_known(conn, groups)
-            if profiles_db.name_exists(conn, name):
-                raise _duplicate_name(name)
-            profiles_db.insert_profile(conn, new_uuid, name, description,
-                                       groups, lookups.utcnow().replace(
-                                           microsecond=0))
-            return profiles_db.profile_by_uuid(conn, new_uuid)
+        return db.write(work)
     except sa.exc.IntegrityError:
         # Another writer created the same name since we looked.
         raise _duplicate_name(name)
@@ -155,7 +158,7 @@ def show(db, identifier):
 def delete(db, identifiers):
     """Delete the profiles named by uuid or name: all of them, or none
     (NotFound) when any is unknown."""
-    with db.writer() as conn:
+    def work(conn):
         found = [(identifier, _find(conn, identifier))
                  for identifier in identifiers]
         missing = [identifier for identifier, profile in found
@@ -164,6 +167,8 @@ def delete(db, identifiers):
             raise _not_found(missing)
         profiles_db.delete_profiles(conn, [profile['id']
                                            for _ident, profile in found])
+
+    return db.write(work)
 
 
 def group_suffix(position):

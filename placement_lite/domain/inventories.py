@@ -172,7 +172,7 @@ def require_provider(database, uuid):
 
 def add_inventory(database, uuid, inventory, reserved_may_equal_total):
     """Add inventory of a class the provider has none of; returns the new generation."""
-    with database.writer() as conn:
+    def work(conn):
         provider = providers.provider_or_404(conn, uuid)
         try:
             check_capacity([inventory], uuid, reserved_may_equal_total)
@@ -192,11 +192,13 @@ def add_inventory(database, uuid, inventory, reserved_may_equal_total):
                 code=errors.CONCURRENT_UPDATE)
         return new_generation
 
+    return database.write(work)
+
 
 def update_inventory(database, uuid, generation, inventory,
                      reserved_may_equal_total):
     """Overwrite the provider's inventory of one class; returns the new generation."""
-    with database.writer() as conn:
+    def work(conn):
         provider = _provider_to_update(conn, uuid, generation, [inventory],
                                        reserved_may_equal_total)
         try:
@@ -215,11 +217,13 @@ def update_inventory(database, uuid, generation, inventory,
         _warn_over_capacity(conn, [(provider, {class_id: inventory})])
         return new_generation
 
+    return database.write(work)
+
 
 def replace_inventories(database, uuid, generation, inventories,
                         reserved_may_equal_total):
     """Make ``inventories`` the provider's whole inventory; returns the new generation."""
-    with database.writer() as conn:
+    def work(conn):
         provider = _provider_to_update(conn, uuid, generation, inventories,
                                        reserved_may_equal_total)
         try:
@@ -235,10 +239,12 @@ def replace_inventories(database, uuid, generation, inventories,
             raise errors.Conflict('update conflict: %s' % exc,
                                   code=errors.CONCURRENT_UPDATE)
 
+    return database.write(work)
+
 
 def delete_inventory(database, uuid, resource_class):
     """Delete the provider's inventory of one class, unless it is allocated."""
-    with database.writer() as conn:
+    def work(conn):
         provider = providers.provider_or_404(conn, uuid)
         not_found = 'No inventory of class %s found for delete' % resource_class
         try:
@@ -259,10 +265,12 @@ def delete_inventory(database, uuid, resource_class):
         if deleted is None:
             raise errors.NotFound('%s: %s' % (not_found, not_found))
 
+    return database.write(work)
+
 
 def delete_all_inventories(database, uuid):
     """Delete all the provider's inventory, unless some of it is allocated."""
-    with database.writer() as conn:
+    def work(conn):
         provider = providers.provider_or_404(conn, uuid)
         try:
             set_provider_inventories(conn, provider, [])
@@ -273,6 +281,8 @@ def delete_all_inventories(database, uuid):
                 'Unable to delete inventory for resource provider %s because '
                 'the inventory was updated by another process. Please retry '
                 'your request.' % uuid, code=errors.CONCURRENT_UPDATE)
+
+    return database.write(work)
 
 
 def _provider_for_read(conn, uuid):

@@ -21,7 +21,7 @@ def set_aggregates(db, uuid, aggregate_uuids, generation=None):
     alone, as the reference did before 1.19. Returns the provider's
     generation afterwards.
     """
-    with db.writer() as conn:
+    def work(conn):
         provider = providers.provider_or_404(conn, uuid)
         if generation is not None and provider.generation != generation:
             raise providers.generation_conflict()
@@ -31,3 +31,5 @@ def set_aggregates(db, uuid, aggregate_uuids, generation=None):
         except providers_db.GenerationChanged:
             raise providers.generation_conflict()
         return provider.generation if generation is None else new_generation
+
+    return db.write(work)

@@ -34,7 +34,7 @@ def set_traits(db, uuid, names, generation):
     The provider's generation must still be ``generation``; it is bumped
     only when the set of traits changes. Returns (trait rows, generation).
     """
-    with db.writer() as conn:
+    def work(conn):
         provider = providers.provider_or_404(conn, uuid)
         if provider.generation != generation:
             raise providers.generation_conflict()
@@ -46,9 +46,13 @@ def set_traits(db, uuid, names, generation):
         return traits, _replace_traits(
             conn, provider, [trait.id for trait in traits])
 
+    return db.write(work)
+
 
 def clear_traits(db, uuid):
     """Remove every trait of the provider (no generation asked)."""
-    with db.writer() as conn:
+    def work(conn):
         provider = providers.provider_or_404(conn, uuid)
         _replace_traits(conn, provider, [])
+
+    return db.write(work)

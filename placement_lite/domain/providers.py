@@ -55,7 +55,7 @@ def create_provider(db, uuid, name, parent_uuid=None):
             'Unable to create resource provider "%s", %s: Object action '
             'create failed because: %s' % (name, uuid, reason))
 
-    with db.writer() as conn:
+    def work(conn):
         if not name:
             refuse('name is required')
         parent = None
@@ -76,6 +76,8 @@ def create_provider(db, uuid, name, parent_uuid=None):
                 % (exc.column, value), code=errors.DUPLICATE_NAME)
         return lookups.provider_by_uuid(conn, uuid)
 
+    return db.write(work)
+
 
 def update_provider(db, uuid, name, parent_uuid=KEEP_PARENT,
                     allow_reparenting=False):
@@ -94,13 +96,13 @@ def update_provider(db, uuid, name, parent_uuid=KEEP_PARENT,
             'Unable to save resource provider %s: Object action %s failed '
             'because: %s' % (uuid, action, reason))
 
-    with db.writer() as conn:
+    def work(conn):
         before = provider_or_404(conn, uuid)
-        if parent_uuid is KEEP_PARENT:
-            parent_uuid = before.parent_provider_uuid
+        parent_wanted = (before.parent_provider_uuid
+                         if parent_uuid is KEEP_PARENT else parent_uuid)
         changes = {'name': name}
-        if parent_uuid is not None:
-            parent = lookups.provider_by_uuid(conn, parent_uuid)
+        if parent_wanted is not None:
+            parent = lookups.provider_by_uuid(conn, parent_wanted)
             if parent is None:
                 refuse('create', 'parent provider UUID does not exist.')
             if (before.parent_provider_id not in (None, parent.id)
@@ -132,10 +134,12 @@ def update_provider(db, uuid, name, parent_uuid=KEEP_PARENT,
                     code=errors.DUPLICATE_NAME)
         return lookups.provider_by_uuid(conn, uuid), before
 
+    return db.write(work)
+
 
 def delete_provider(db, uuid):
     """Delete a provider that has neither children nor allocations."""
-    with db.writer() as conn:
+    def work(conn):
         provider = provider_or_404(
             conn, uuid,
             'No resource provider with uuid %s found for delete' % uuid)
@@ -155,6 +159,8 @@ def delete_provider(db, uuid):
             # A child (or allocation) arrived after the checks above; the
             # reference reports it as a child too.
             raise parent_conflict
+
+    return db.write(work)
 
 
 @dataclasses.dataclass

@@ -89,9 +89,8 @@ def _set_inventories(conn, wanted, interim):
 def reshape(ctx, wanted, claims):
     """Apply ``wanted`` ({provider uuid: ProviderInventories}, request
     order) and ``claims`` (ConsumerClaims) atomically."""
-    owners = consumers.ensure_owners(ctx.db, ctx.conf, claims)
-
     def work(conn):
+        owners = consumers.ensure_owners(conn, ctx.conf, claims)
         existing = consumers.lock_consumers(conn, claims)
         locked = allocations.lock_providers(conn, claims, also=list(wanted))
         _check_inventory_providers(wanted, locked)
@@ -103,4 +102,4 @@ def reshape(ctx, wanted, claims):
         allocations.replace_allocations(conn, claims, states, WORDING)
         _set_inventories(conn, wanted, interim=False)
 
-    allocations.in_fresh_transactions(ctx.db, ctx.conf, WORDING, work)
+    allocations.in_fresh_transactions(ctx.db, WORDING, work)

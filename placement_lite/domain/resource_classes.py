@@ -53,17 +53,19 @@ def get_resource_class(database, name):
 
 def create_resource_class(database, name):
     """Create the custom class ``name``; 409 when it exists."""
-    with database.writer() as conn:
+    def work(conn):
         row = _create(conn, name)
         if row is None:
             raise errors.Conflict(
                 'Conflicting resource class already exists: %s' % name)
         return row
 
+    return database.write(work)
+
 
 def ensure_resource_class(database, name):
     """Create the custom class ``name`` unless it exists: (row, created)."""
-    with database.writer() as conn:
+    def work(conn):
         row = db.resource_class_by_name(conn, name)
         if row is not None:
             return row, False
@@ -73,10 +75,12 @@ def ensure_resource_class(database, name):
             return db.resource_class_by_name(conn, name), False
         return row, True
 
+    return database.write(work)
+
 
 def rename_resource_class(database, name, new_name):
     """Rename the custom class ``name`` (before microversion 1.7)."""
-    with database.writer() as conn:
+    def work(conn):
         row = _existing(conn, name)
         if is_standard(row):
             raise errors.BadRequest(
@@ -87,10 +91,12 @@ def rename_resource_class(database, name, new_name):
                                   % new_name)
         return renamed
 
+    return database.write(work)
+
 
 def delete_resource_class(database, name):
     """Delete the custom class ``name`` unless some provider has inventory of it."""
-    with database.writer() as conn:
+    def work(conn):
         row = _existing(conn, name)
         if is_standard(row):
             raise errors.BadRequest(
@@ -101,6 +107,8 @@ def delete_resource_class(database, name):
                 'Error in delete resource class: Cannot delete resource '
                 'class %s. Class is in use in inventory.' % name)
         db.delete_resource_class(conn, row.id)
+
+    return database.write(work)
 
 
 def _existing(conn, name):

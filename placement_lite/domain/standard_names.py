@@ -8,7 +8,9 @@ at the next start.
 
 Many processes, on many hosts, may start at once on one database: each
 adds only what is missing, and a name another process adds at the same
-moment is skipped, not an error.
+moment is skipped, not an error (on a Galera cluster, where the other may
+be on another node, the write conflicts at its commit and is tried again,
+finding the name there).
 
 Each name is added with its creation time, as the reference adds it: the
 reference fails listing names without one (it compares the time it puts in
@@ -27,14 +29,17 @@ FIRST_CUSTOM_RESOURCE_CLASS_ID = 10000
 
 
 def ensure_synced(db):
-    with db.writer() as conn:
-        classes = _missing_resource_classes(conn)
-        if classes:
-            db_api.insert_ignoring_duplicates(conn, tables.resource_classes,
-                                              classes)
-        traits = _missing_traits(conn)
-        if traits:
-            db_api.insert_ignoring_duplicates(conn, tables.traits, traits)
+    db.write(_add_missing)
+
+
+def _add_missing(conn):
+    classes = _missing_resource_classes(conn)
+    if classes:
+        db_api.insert_ignoring_duplicates(conn, tables.resource_classes,
+                                          classes)
+    traits = _missing_traits(conn)
+    if traits:
+        db_api.insert_ignoring_duplicates(conn, tables.traits, traits)
 
 
 def missing(db):

@@ -20,7 +20,7 @@ def get_trait(database, name):
 
 def ensure_trait(database, name):
     """Create the custom trait ``name`` unless it exists: (row, created)."""
-    with database.writer() as conn:
+    def work(conn):
         row = db.trait_by_name(conn, name)
         if row is not None:
             return row, False
@@ -29,10 +29,12 @@ def ensure_trait(database, name):
             return db.trait_by_name(conn, name), False
         return row, True
 
+    return database.write(work)
+
 
 def delete_trait(database, name):
     """Delete a custom trait that no provider has."""
-    with database.writer() as conn:
+    def work(conn):
         row = _existing(conn, name)
         if not name.startswith(CUSTOM_PREFIX):
             raise errors.BadRequest('Cannot delete standard trait %s.' % name)
@@ -40,6 +42,8 @@ def delete_trait(database, name):
             raise errors.Conflict(
                 'The trait %s is in use by a resource provider.' % name)
         db.delete_trait(conn, row.id)
+
+    return database.write(work)
 
 
 def _existing(conn, name):

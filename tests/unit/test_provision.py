@@ -11,7 +11,9 @@ from tests import provision
 
 ALL_FILES = [file for server in provision.SERVERS for file in server.files]
 STOPS = [['service', 'postgresql', 'stop'], ['service', 'mariadb', 'stop'],
-         ['service', 'nginx', 'stop']]
+         ['service', 'nginx', 'stop'], ['service', 'haproxy', 'stop']]
+#: Every file but nginx's.
+ALL_BUT_NGINX = [file for file in ALL_FILES if file != 'nginx']
 
 
 class Machine:
@@ -73,10 +75,12 @@ def test_root_installs_only_the_missing_packages(tmp_path):
     assert machine.commands == [
         apt('update'),
         apt('install', '--no-install-recommends', 'postgresql',
-            'mariadb-server'),
-        ['service', 'postgresql', 'stop'], ['service', 'mariadb', 'stop']]
+            'mariadb-server', 'galera-4', 'haproxy'),
+        ['service', 'postgresql', 'stop'], ['service', 'mariadb', 'stop'],
+        ['service', 'haproxy', 'stop']]
     assert machine.said == [
         'placement_lite tests: installing postgresql mariadb-server '
+        'galera-4 haproxy '
         '(apt-get) for the servers the tests start; '
         'PLACEMENT_LITE_TEST_INSTALL=0 not to']
 
@@ -89,7 +93,8 @@ def test_a_user_with_passwordless_sudo_installs_through_it(tmp_path):
         ['sudo', '-n', 'true'],
         apt('update', prefix=sudo),
         apt('install', '--no-install-recommends', 'postgresql',
-            'mariadb-server', 'nginx-light', prefix=sudo),
+            'mariadb-server', 'nginx-light', 'galera-4', 'haproxy',
+            prefix=sudo),
         *[sudo + stop for stop in STOPS]]
 
 
@@ -104,7 +109,8 @@ def test_a_user_with_passwordless_sudo_installs_through_it(tmp_path):
 def test_a_server_that_may_not_be_installed_is_skipped(
         tmp_path, programs, euid, environ, why, commands):
     machine = Machine(tmp_path, programs=programs, sudo_answers=1,
-                      files=['initdb', 'pg_ctl', 'mariadbd'])
+                      files=['initdb', 'pg_ctl', 'mariadbd',
+                             'libgalera_smm.so', 'haproxy'])
     machine.environ.update(environ)
     assert machine.provision(euid) == ['mariadb', 'nginx']
     assert machine.commands == commands
@@ -118,7 +124,7 @@ def test_a_server_that_may_not_be_installed_is_skipped(
 
 
 def test_a_failed_install_is_shown_and_stops_nothing(tmp_path):
-    machine = Machine(tmp_path, files=ALL_FILES[:-1], apt_answers=100)
+    machine = Machine(tmp_path, files=ALL_BUT_NGINX, apt_answers=100)
     assert machine.provision() == ['nginx']
     assert machine.commands == [apt('update')]
     assert machine.said[1:] == [
@@ -129,7 +135,7 @@ def test_a_failed_install_is_shown_and_stops_nothing(tmp_path):
 
 
 def test_a_package_installed_but_not_found_is_said(tmp_path):
-    machine = Machine(tmp_path, files=ALL_FILES[:-1], installs=False)
+    machine = Machine(tmp_path, files=ALL_BUT_NGINX, installs=False)
     assert machine.provision() == ['nginx']
     assert machine.said[-1] == (
         'placement_lite tests: nginx not found (nginx; Debian package '
