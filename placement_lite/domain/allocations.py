@@ -26,6 +26,7 @@ import logging
 import sqlalchemy.exc
 
 from placement_lite import errors
+from placement_lite import observe
 from placement_lite.db import allocations as allocations_db
 from placement_lite.db import api as db_api
 from placement_lite.db import consumers as consumers_db
@@ -112,6 +113,8 @@ def in_fresh_transactions(db, conf, wording, work):
                 raise
             LOG.debug('Allocation write conflict (attempt %d of %d): %s',
                       attempt, attempts, exc)
+            if attempt < attempts:
+                observe.watcher.allocation_write_retried()
     LOG.warning('Exceeded retry limit of %d on allocations write',
                 attempts - 1)
     raise errors.Conflict(wording.concurrent.format(PROVIDER_CHANGED),
