@@ -164,6 +164,8 @@ def parse_resources(text):
         if not sep or not name:
             raise ValueError('%r is not CLASS:AMOUNT (expected '
                              'resources=VCPU:4,MEMORY_MB:8192)' % part)
+        if name in resources:
+            raise ValueError('%s is named twice' % name)
         try:
             resources[name] = int(amount)
         except ValueError:
