@@ -48,7 +48,7 @@ def provider_rows(client, by=None):
             traits.extend((index, trait) for trait in get(
                 '/resource_providers/%s/traits' % uuid)['traits'])
     return capacity_db.ProviderRows(providers, inventories, usages,
-                                             aggregates, traits)
+                                    aggregates, traits)
 
 
 class ShowCapacity(command.Lister):
