@@ -11,6 +11,7 @@ import uuid
 import pytest
 import yaml
 
+from placement_lite.db import providers as providers_db
 from tests import harness
 from tests import metrics_scrape
 from tests import servers
@@ -183,3 +184,32 @@ def test_the_sample_files_of_etc_name_only_metrics_that_exist(counted):
     assert [target['labels']['__metrics_path__']
             for target in scrape['scrape_configs'][0]['static_configs']] == [
         '/metrics/api-1', '/metrics/api-2']
+
+
+def test_claims_and_their_retries(counted, monkeypatch):
+    provider = _provider(counted, 4)
+    bump_generations = providers_db.bump_generations
+    bumps = []
+
+    def changed_under_the_first_write(conn, expected):
+        bumps.append(expected)
+        return len(bumps) > 1 and bump_generations(conn, expected)
+
+    monkeypatch.setattr(providers_db, 'bump_generations',
+                        changed_under_the_first_write)
+
+    def claim(amount):
+        return counted.request('PUT', '/allocations/%s' % uuid.uuid4(), {
+            'allocations': {provider: {'resources': {'VCPU': amount}}},
+            'project_id': 'p', 'user_id': 'u', 'consumer_generation': None},
+            version='1.28')[0]
+
+    assert claim(2) == 204
+    assert claim(3) == 409
+    scraped = _scrape(counted)
+    assert len(bumps) == 2
+    assert metrics_scrape.value(scraped, 'placement_claim_retries_total') == 1
+    assert metrics_scrape.value(scraped, 'placement_claims_total',
+                                outcome='claimed') == 1
+    assert metrics_scrape.value(scraped, 'placement_claims_total',
+                                outcome='capacity') == 1

@@ -77,13 +77,17 @@ def _known_sequence(port):
     assert request('GET', '/no_such_route')[0] == 404
 
 
-def test_every_worker_counted_and_none_going_backwards(backend, tmp_path):
+@pytest.mark.parametrize('lazy', [False, True],
+                         ids=['built-in-master', 'lazy-apps'])
+def test_every_worker_counted_and_none_going_backwards(backend, tmp_path,
+                                                       lazy):
     db = harness.fresh_database(backend)
     db_url = db.engine.url.render_as_string(hide_password=False)
     db.dispose()
-    server = servers.Uwsgi(db_url, processes=4, extra_conf=(
-        '[metrics]\nenabled = true\nmultiprocess_dir = %s\n'
-        % (tmp_path / 'metrics')))
+    extra_conf = ('[metrics]\nenabled = true\nmultiprocess_dir = %s\n'
+                  % (tmp_path / 'metrics'))
+    server = servers.Uwsgi(db_url, processes=4, lazy=lazy,
+                           extra_conf=extra_conf)
     try:
         _known_sequence(server.port)
         scraped = _scrape(server)
@@ -145,6 +149,9 @@ def test_every_worker_counted_and_none_going_backwards(backend, tmp_path):
         os.kill(int(killed), signal.SIGKILL)
         assert harness.wait_for(lambda: killed not in _children(server) and (
             len(_children(server)) == len(children)))
+        # With lazy-apps the new worker builds the application again.
+        assert harness.wait_for(lambda: server.log_text().count(
+            "WSGI app 0 (mountpoint='') ready") == (5 if lazy else 1))
         after = _scrape(server)
         for key, value in scraped.items():
             if key[0].endswith(('_total', '_count', '_sum', '_bucket')):
@@ -155,10 +162,14 @@ def test_every_worker_counted_and_none_going_backwards(backend, tmp_path):
         assert {value for (name, _labels), value in after.items()
                 if name == 'placement_db_connections_checked_out'} <= {0}
 
-        # A new master starts from nothing.
-        server.stop()
-        server.start()
-        assert _requests(_scrape(server), '/', 'GET', '200') == 0
         assert 'Traceback' not in server.log_text()
+    finally:
+        server.cleanup()
+
+    # A new master, on the same directory, starts from nothing.
+    server = servers.Uwsgi(db_url, processes=4, lazy=lazy,
+                           extra_conf=extra_conf)
+    try:
+        assert _requests(_scrape(server), '/', 'GET', '200') == 0
     finally:
         server.cleanup()
