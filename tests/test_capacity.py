@@ -171,3 +171,19 @@ def test_a_chart_without_matplotlib_is_one_line(environment, tmp_path,
 def test_the_report_of_no_cloud_is_empty():
     assert capacity.report([]) == []
     assert capacity.fits([], FLAVOR) == 0
+
+
+def test_the_report_per_trait_counts_a_provider_in_each_of_its_traits():
+    inventory = capacity.Inventory(total=10, reserved=0, allocation_ratio=1.0,
+                                   min_unit=1, max_unit=10, step_size=1,
+                                   used=3)
+    providers = [
+        capacity.Provider('a', 'a', {'VCPU': inventory},
+                          traits=frozenset({'HW_CPU_X86_AVX', 'CUSTOM_GOLD'})),
+        capacity.Provider('b', 'b', {'VCPU': inventory})]
+
+    assert [tuple(row) for row in capacity.report(
+        providers, capacity.BY_TRAIT)] == [
+        ('-', 'VCPU', 10, 0, 10, 3),
+        ('CUSTOM_GOLD', 'VCPU', 10, 0, 10, 3),
+        ('HW_CPU_X86_AVX', 'VCPU', 10, 0, 10, 3)]
