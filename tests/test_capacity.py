@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 
+import placement_lite
 from placement_lite import cli
 from placement_lite.domain import capacity
 
@@ -156,6 +157,7 @@ def test_a_chart_without_matplotlib_is_one_line(environment, tmp_path,
     monkeypatch.setitem(sys.modules, 'matplotlib', None)
     monkeypatch.delitem(sys.modules, 'placement_lite.charts',
                         raising=False)
+    monkeypatch.delattr(placement_lite, 'charts', raising=False)
     config = tmp_path / 'placement.conf'
     config.write_text('[placement_database]\nconnection = %s\n'
                       % environment.db.engine.url.render_as_string(
