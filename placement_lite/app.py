@@ -24,6 +24,7 @@ from placement_lite import conf as config
 from placement_lite import context
 from placement_lite import engine
 from placement_lite import errors
+from placement_lite import metrics
 from placement_lite import microversion
 from placement_lite import policy
 from placement_lite import request_body
@@ -285,6 +286,7 @@ class _BodyGuard:
 def _render_placement_error(req, resp, exc, params):
     req.env[errors.OMIT_HEADERS_ENVIRON] = errors.OMITTED_HEADERS[
         exc.answered_by]
+    req.env[metrics.ERROR_CODE] = exc.code
     resp.status = exc.status
     for name, value in exc.headers.items():
         resp.set_header(name, value)
@@ -383,7 +385,9 @@ def build_app(conf, db=None):
     # that it has nothing to do.
     if conf.oslo_middleware.enable_proxy_headers_parsing:
         application = http_proxy_to_wsgi.HTTPProxyToWSGI(application, conf)
-    application = requestlog.RequestLog(application, conf)
+    application = metrics.wrap(requestlog.RequestLog(application, conf),
+                               conf, db,
+                               routes.served(conf.api.enable_extensions))
     return request_body.RequestBody(request_id.RequestId(application),
                                     conf.api.max_request_body_size)
 

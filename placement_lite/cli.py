@@ -1,4 +1,5 @@
-"""The ``placement-lite`` command: development server and database tools."""
+"""The ``placement-lite`` command: development server, database tools and
+the capacity report."""
 
 import argparse
 import http
@@ -8,6 +9,7 @@ import sys
 from wsgiref import simple_server
 
 from oslo_config import cfg
+import prettytable
 import sqlalchemy as sa
 
 from placement_lite import app
@@ -17,6 +19,7 @@ from placement_lite import requestlog
 from placement_lite import status
 from placement_lite.db import api as db_api
 from placement_lite.db import migrate
+from placement_lite.domain import capacity
 
 
 class _ThreadingWSGIServer(socketserver.ThreadingMixIn,
@@ -142,6 +145,59 @@ def check_galera_node(args):
     galera_check.serve(args.node, args.host, args.port, args.timeout)
 
 
+def capacity_report(args):
+    """The capacity table, how many more of a flavor fit, the chart."""
+    resources = _flavor(args.fits) if args.fits else None
+    db = _database(_load(args))
+    providers = _reachable(db, lambda db: capacity.read(db, args.by))
+    rows = capacity.report(providers, args.by)
+    print(capacity_table(rows, args.by))
+    if resources:
+        print(fits_line(resources, capacity.fits(providers, resources)))
+    if args.chart:
+        _draw(args.chart, rows, args.by)
+
+
+def _flavor(text):
+    try:
+        return capacity.parse_resources(text)
+    except ValueError as exc:
+        raise _CommandError('--fits: %s' % exc)
+
+
+def capacity_table(rows, by=None):
+    """The report as a text table (``by``: the grouping, or None)."""
+    table = prettytable.PrettyTable(
+        ([by.capitalize()] if by else []) + list(CAPACITY_COLUMNS))
+    table.align = 'r'
+    table.align['Resource class'] = 'l'
+    for row in rows:
+        table.add_row(([row.group] if by else []) + [
+            row.resource_class, row.total, row.reserved, row.capacity,
+            row.used, row.free, '%.1f' % row.used_percent])
+    return table.get_string()
+
+
+CAPACITY_COLUMNS = ('Resource class', 'Total', 'Reserved', 'Capacity',
+                    'Used', 'Free', 'Used %')
+
+
+def fits_line(resources, count):
+    return '%d more of %s fit' % (count, ','.join(
+        '%s:%d' % item for item in resources.items()))
+
+
+def _draw(path, rows, by):
+    try:
+        from placement_lite import charts
+    except ImportError as exc:
+        raise _CommandError(
+            '--chart needs matplotlib (pip install '
+            "'placement-lite[charts]'): %s" % exc)
+    charts.capacity(path, rows, by)
+    print('chart written to %s' % path)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog='placement-lite')
     parser.add_argument('--config-file',
@@ -178,6 +234,23 @@ def main(argv=None):
     check_parser.add_argument('--timeout', type=float, default=2.0,
                               help='seconds to wait for the node')
     check_parser.set_defaults(func=check_galera_node)
+    capacity_parser = commands.add_parser(
+        'capacity', help='capacity and usage per resource class; how many '
+                         'more of a flavor fit')
+    capacity_parser.add_argument('--config-file', default=argparse.SUPPRESS)
+    capacity_parser.add_argument(
+        '--by', choices=capacity.GROUPINGS,
+        help='a table per aggregate or per trait of the providers')
+    capacity_parser.add_argument(
+        '--fits', metavar='resources=CLASS:AMOUNT,...',
+        help='how many more of this flavor the cloud takes, as allocation '
+             'candidates would place them (for example '
+             'resources=VCPU:4,MEMORY_MB:8192)')
+    capacity_parser.add_argument(
+        '--chart', metavar='FILE',
+        help='also draw the share used of each class as a bar chart (PNG, '
+             'SVG or PDF by the name; needs matplotlib)')
+    capacity_parser.set_defaults(func=capacity_report)
     args = parser.parse_args(argv)
     try:
         args.func(args)

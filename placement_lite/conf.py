@@ -149,11 +149,36 @@ workarounds_opts = [
              'its engine is bounded by the limit whatever the tree shape.'),
 ]
 
+metrics_opts = [
+    cfg.BoolOpt(
+        'enabled', default=False,
+        help='placement_lite: count requests, candidates, claims, database '
+             'statements and cache use, and serve them at /metrics in '
+             'Prometheus text format, before authentication, to the '
+             'addresses of allowed_networks only (docs/operations.md). Off, '
+             '/metrics is an unknown path, as in the reference.'),
+    cfg.ListOpt(
+        'allowed_networks', default=['127.0.0.0/8', '::1/128'],
+        help='placement_lite: the networks (CIDR) whose addresses may read '
+             '/metrics; any other address is answered 403. Behind nginx, '
+             'the address is the client\'s (nginx passes it on).'),
+    cfg.StrOpt(
+        'multiprocess_dir',
+        help='placement_lite: the directory where each process of a server '
+             'with several worker processes (uwsgi) writes its counts, so '
+             'that every scrape adds up all of them (prometheus_client\'s '
+             'multiprocess mode; the environment variable '
+             'PROMETHEUS_MULTIPROC_DIR does the same and wins). Emptied when '
+             'a new uwsgi master starts. Unset: each process counts alone, '
+             'right for one process (placement-lite serve).'),
+]
+
 GROUPS = (
     ('api', api_opts),
     ('placement_database', database_opts),
     ('placement', placement_opts),
     ('workarounds', workarounds_opts),
+    ('metrics', metrics_opts),
 )
 
 

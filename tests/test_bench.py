@@ -516,3 +516,24 @@ def test_a_run_of_one_service_goes_into_the_report_of_both():
     assert merged['note'] == (
         "placement_lite's results of simple are those of a run of it alone "
         '(today, commit abc, load average 1.0 before, 2.0 after).')
+
+
+def test_the_chart_of_each_query_per_cloud_size(tmp_path):
+    def entry(name, lite, reference):
+        return {'name': name, 'path': '/allocation_candidates?x',
+                'placement_lite': {'status': 200, 'samples': [lite],
+                                   'p50': lite},
+                'reference': reference}
+
+    reports = [{'hosts': hosts, 'timeout': 60.0, 'queries': [
+        entry('simple', 0.1 * hosts, {'status': 200, 'samples': [1.0],
+                                      'p50': 1.0}),
+        entry('wide', 0.2, {'status': 'timeout', 'samples': [],
+                            'p50': None}),
+        dict(entry('simple_explain', 0.1, None), explains='simple')]}
+        for hosts in (1, 2)]
+    chart = tmp_path / 'queries.png'
+
+    scaling.queries_chart(reports, str(chart))
+
+    assert chart.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'

@@ -14,7 +14,6 @@ import time
 import uuid
 
 import pytest
-import sqlalchemy as sa
 
 from placement_lite.db import api as db_api
 from placement_lite.db import migrate

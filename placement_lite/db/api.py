@@ -238,7 +238,7 @@ class Database:
             with conn.begin():
                 yield conn
 
-    def write(self, work):
+    def write(self, work, on_retry=None):
         """``work(conn)`` in a writer transaction; what it returns.
 
         When the database refuses the transaction for a concurrent one
@@ -246,7 +246,8 @@ class Database:
         did is rolled back and it runs again in a new transaction, up to
         ``write_retries`` more times, after a short random wait; then
         :class:`StillConflicting` is raised. Any other exception ends the
-        write (rolled back) at once.
+        write (rolled back) at once. ``on_retry()``, when given, is called
+        before each new attempt.
         """
         attempts = self.write_retries + 1
         for attempt in range(1, attempts + 1):
@@ -260,6 +261,8 @@ class Database:
             LOG.info('Write attempt %d of %d met a concurrent write: %s',
                      attempt, attempts, describe_error(conflict))
             if attempt < attempts:
+                if on_retry is not None:
+                    on_retry()
                 time.sleep(random.uniform(0, RETRY_BACKOFF * attempt))
         LOG.warning('A write met a concurrent one on each of its %d '
                     'attempts; it changed nothing.', attempts)

@@ -14,6 +14,7 @@ import weakref
 
 import sqlalchemy as sa
 
+from placement_lite import observe
 from placement_lite.db import scope_reads
 from placement_lite.db import tables
 
@@ -47,6 +48,7 @@ def read(conn, place):
         if (last is not None and last.transactions_seen is not None
                 and conn.execute(_TRANSACTIONS_SEEN).scalar()
                 == last.transactions_seen):
+            observe.watcher.cloud_read(observe.CLOUD_AS_IS)
             return last
         state, usage, transactions_seen = conn.execute(
             _query(ids_reused, with_transactions_seen=True)).one()
@@ -56,6 +58,9 @@ def read(conn, place):
                                              place)
     made.transactions_seen = transactions_seen
     _LAST[conn.engine] = made
+    observe.watcher.cloud_read(
+        observe.CLOUD_AS_IS if made is last else observe.CLOUD_PATCHED
+        if last is not None else observe.CLOUD_READ_WHOLE)
     return made
 
 

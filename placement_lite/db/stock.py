@@ -23,6 +23,7 @@ import weakref
 
 import sqlalchemy as sa
 
+from placement_lite import observe
 from placement_lite.db import scope_reads
 from placement_lite.db import tables
 
@@ -100,6 +101,7 @@ def places(conn, rows, scope_of_trees):
             places[id_] = (parent_id, root_id, stock)
         else:
             stale[id_] = (parent_id, root_id, generation, identity)
+    observe.watcher.stocks(kept=len(places), read=len(stale))
     if stale:
         fresh = _read(conn, stale, scope_of_trees)
         places.update((id_, stale[id_][:2] + (stock,))

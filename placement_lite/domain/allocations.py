@@ -26,6 +26,7 @@ import dataclasses
 import logging
 
 from placement_lite import errors
+from placement_lite import observe
 from placement_lite.db import allocations as allocations_db
 from placement_lite.db import api as db_api
 from placement_lite.db import consumers as consumers_db
@@ -83,7 +84,8 @@ def in_fresh_transactions(db, wording, work):
     a new one when it meets a concurrent write; 409 when the retries run
     out."""
     try:
-        return db.write(work)
+        return db.write(work,
+                        on_retry=observe.watcher.allocation_write_retried)
     except db_api.StillConflicting:
         raise errors.Conflict(wording.concurrent.format(PROVIDER_CHANGED),
                               code=errors.CONCURRENT_UPDATE)

@@ -21,6 +21,7 @@ import dataclasses
 import itertools
 import random
 
+from placement_lite import observe
 from placement_lite.db import candidates as db
 from placement_lite.db import snapshot
 from placement_lite.engine import combine
@@ -132,6 +133,8 @@ def _searched(searcher, request, windows, nested_aware, shuffle, tally,
     combine."""
     seen = set()
     for window in windows:
+        if window is not None:
+            observe.watcher.window_searched()
         found = searcher.search(window)
         if found is not None:
             yield found, combine.Combiner(

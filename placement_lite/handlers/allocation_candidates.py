@@ -5,6 +5,7 @@ import json
 import typing
 
 from placement_lite import engine
+from placement_lite import metrics
 from placement_lite import microversion
 from placement_lite import requestlog
 from placement_lite.domain import device_profiles
@@ -29,6 +30,7 @@ class AllocationCandidates:
             nested_aware=version >= microversion.NESTED_AWARE_CANDIDATES)
         req.env[requestlog.CANDIDATES] = (len(found.allocation_requests),
                                           found.trees)
+        req.env[metrics.EXPLANATION] = found.explanation
         util.render_json_bytes(resp, render(found, request, version))
         util.set_last_modified(req, resp, None)
 

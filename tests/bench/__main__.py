@@ -45,6 +45,7 @@ from tests.bench import queries as bench_queries
 from tests.bench import ranked as bench_ranked
 from tests.bench import restart as bench_restart
 from tests.bench import scaling
+from tests.bench import scrape as bench_scrape
 from tests.bench import services
 from tests.bench.services import percentile
 from tests.bench import storm as bench_storm
@@ -677,6 +678,12 @@ REGION = (
     'collector), in-process on the same cloud; `--claim-between` as in a '
     'storm.')
 
+QUERIES = (
+    'Every query side by side, one panel per cloud size: the p50 of '
+    "placement_lite and of the reference (a query the reference did not "
+    'answer within the timeout is drawn hatched at the timeout; the '
+    "explain variants, placement_lite's alone, are left out).")
+
 #: The page's section on the other benchmark, which this one does not run.
 BULK_BODIES = """## Bulk bodies
 
@@ -751,9 +758,15 @@ def write_markdown():
     chart = os.path.join(os.path.dirname(MARKDOWN), scaling.CHART)
     scaling.chart(reports, chart)
     log('wrote %s' % chart)
+    queries_chart = os.path.join(os.path.dirname(MARKDOWN),
+                                 scaling.QUERIES_CHART)
+    scaling.queries_chart(reports, queries_chart)
+    log('wrote %s' % queries_chart)
     parts += ['', '## Region scale', '', REGION, '',
               '![p50 and memory against hosts](%s)' % scaling.CHART, '',
-              scaling.goals_table(reports)]
+              scaling.goals_table(reports), '', QUERIES, '',
+              '![p50 of each query per cloud size, placement_lite against '
+              'the reference](%s)' % scaling.QUERIES_CHART]
     for report in reports:
         parts += ['', '## %d compute hosts' % report['hosts'], '',
                   describe(report), '']
@@ -783,7 +796,7 @@ def write_markdown():
     for module, mode in ((bench_storm, 'storm'), (bench_restart, 'restart')):
         if _reports(mode):
             parts += ['', module.markdown(_reports(mode))]
-    parts += ['', bench_ranked.SECTION, BULK_BODIES]
+    parts += ['', bench_ranked.SECTION, bench_scrape.SECTION, BULK_BODIES]
     os.makedirs(os.path.dirname(MARKDOWN), exist_ok=True)
     with open(MARKDOWN, 'w') as out:
         out.write('\n'.join(parts) + '\n')

@@ -14,6 +14,7 @@ from matplotlib import ticker  # noqa: E402
 from placement_lite.db import stock  # noqa: E402
 
 CHART = 'bench-scaling.png'
+QUERIES_CHART = 'bench-queries.png'
 #: Goals at the largest size: seconds, or a factor.
 LIMIT_1000_P50, LIMIT_50_P50, BOUNDED_P50 = 0.100, 0.030, 0.200
 UNBOUNDED_RATIO = 10
@@ -97,6 +98,53 @@ def chart(reports, path):
         axis.set_xticks(hosts, ['{:,}'.format(count) for count in hosts])
         axis.xaxis.set_minor_locator(ticker.NullLocator())
     figure.tight_layout()
+    figure.savefig(path, dpi=80)
+    pyplot.close(figure)
+
+
+def queries_chart(reports, path):
+    """A PNG at ``path``: for each cloud size, the p50 of every query both
+    services answer (explain variants are placement_lite's alone), a bar
+    each, placement_lite's and the reference's side by side on a log
+    scale; a query the reference did not answer in time is drawn at the
+    timeout, hatched."""
+    names = [entry['name'] for entry in reports[-1]['queries']
+             if not entry.get('explains')]
+    figure, axes = pyplot.subplots(
+        1, len(reports), figsize=(4.2 * len(reports), 0.24 * len(names) + 2),
+        sharey=True, squeeze=False)
+    positions = range(len(names))
+    for axis, report in zip(axes[0], reports):
+        timeout = report['timeout']
+        for service, offset, color in (('placement_lite', -0.2, '#3a76af'),
+                                       ('reference', 0.2, '#d9822b')):
+            entries = [_named(report, name) for name in names]
+            taken = [p50(entry, service) for entry in entries]
+            timed_out = [((entry or {}).get(service) or {}).get('status')
+                         == 'timeout' for entry in entries]
+            axis.barh([position + offset for position in positions],
+                      [1000 * (timeout if late else seconds or 0)
+                       for seconds, late in zip(taken, timed_out)],
+                      height=0.4, color=color, label=service)
+            late = [position for position, is_late
+                    in zip(positions, timed_out) if is_late]
+            axis.barh([position + offset for position in late],
+                      [1000 * timeout] * len(late), height=0.4,
+                      color='white', edgecolor=color, hatch='///',
+                      label='%s: timeout (%.0f s)' % (service, timeout)
+                      if late else None)
+        axis.set(xscale='log', xlabel='p50 (ms)',
+                 title='{:,} compute hosts'.format(report['hosts']))
+        axis.grid(True, axis='x', which='both', alpha=0.3)
+    axes[0][0].set_yticks(list(positions), names, fontsize=8)
+    axes[0][0].invert_yaxis()
+    handles = {}
+    for axis in axes[0]:
+        for handle, label in zip(*axis.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    figure.legend(handles.values(), handles.keys(), loc='upper center',
+                  ncol=len(handles), fontsize=8)
+    figure.tight_layout(rect=(0, 0, 1, 0.97))
     figure.savefig(path, dpi=80)
     pyplot.close(figure)
 
