@@ -1,7 +1,7 @@
 """Parsers for the values of the query-string languages Placement shares
 between routes (``member_of``, ``required``, ``in_tree``, ``resources``).
 
-Pure functions of one value: they raise
+Pure functions of one value (or of the query's pairs): they raise
 :class:`placement_lite.errors.BadRequest` with the reference's messages and
 know nothing of HTTP or the database. ``placement_lite.handlers.query``
 applies them to a request's parameters; the allocation-candidates engine
@@ -18,6 +18,17 @@ _INVALID = 'Invalid query string parameters: '
 #: The largest amount a database integer holds (the reference fails with
 #: a 500 beyond it).
 MAX_AMOUNT = 2 ** 63 - 1
+
+
+def only_value(pairs, key):
+    """The value of ``key`` among the query ``pairs``, given at most once,
+    or None."""
+    values = [value for name, value in pairs if name == key]
+    if len(values) > 1:
+        raise errors.BadRequest(
+            "Query parameter '%s' may be specified only once." % key,
+            code=errors.ILLEGAL_DUPLICATE_QUERYPARAM)
+    return values[0] if values else None
 
 
 def member_of_value(value, key='member_of'):

@@ -232,14 +232,8 @@ class Nginx:
         return path
 
     def _answers(self):
-        if self.process.poll() is not None:
-            raise RuntimeError('nginx exited: %s'
-                               % self.process.stderr.read().decode())
-        try:
-            request(self.port, 'GET', '/', timeout=5)
-            return True
-        except OSError:
-            return False
+        return _reachable(self.process, 'nginx',
+                          lambda: request(self.port, 'GET', '/', timeout=5))
 
     def error_log(self):
         path = os.path.join(self.workdir, 'placement-error.log')
@@ -249,10 +243,7 @@ class Nginx:
             return log.read()
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=30)
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        _terminate(self.process, self.workdir)
 
 
 class GaleraCheck:
@@ -280,19 +271,10 @@ class GaleraCheck:
             conn.close()
 
     def _answers(self):
-        if self.process.poll() is not None:
-            raise RuntimeError('galera-check exited: %s'
-                               % self.process.stderr.read())
-        try:
-            self.status()
-            return True
-        except OSError:
-            return False
+        return _reachable(self.process, 'galera-check', self.status)
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=30)
+        _terminate(self.process)
 
 
 class HAProxy:
@@ -331,20 +313,12 @@ class HAProxy:
             self.port, database)
 
     def _listens(self):
-        if self.process.poll() is not None:
-            raise RuntimeError('haproxy exited: %s'
-                               % self.process.stderr.read())
-        try:
-            socket.create_connection(('127.0.0.1', self.port), 2).close()
-            return True
-        except OSError:
-            return False
+        return _reachable(self.process, 'haproxy',
+                          lambda: socket.create_connection(
+                              ('127.0.0.1', self.port), 2).close())
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=30)
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        _terminate(self.process, self.workdir)
 
 
 class DevServer:
@@ -377,7 +351,28 @@ class DevServer:
             return log.read()
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=30)
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        _terminate(self.process, self.workdir)
+
+
+def _reachable(process, name, connect):
+    """Whether ``connect()`` reaches the server ``process`` runs; an error
+    naming ``name`` with what it wrote when it exited."""
+    if process.poll() is not None:
+        written = process.stderr.read()
+        if isinstance(written, bytes):
+            written = written.decode(errors='replace')
+        raise RuntimeError('%s exited: %s' % (name, written))
+    try:
+        connect()
+        return True
+    except OSError:
+        return False
+
+
+def _terminate(process, workdir=None):
+    """Stop a server's process and remove its working directory."""
+    if process.poll() is None:
+        process.terminate()
+        process.wait(timeout=30)
+    if workdir is not None:
+        shutil.rmtree(workdir, ignore_errors=True)

@@ -15,6 +15,7 @@ import re
 import typing
 
 from placement_lite import errors
+from placement_lite import querystring
 
 SPREAD = 'spread'
 PACK = 'pack'
@@ -59,23 +60,15 @@ def parse(pairs, groups):
             or any(PREFERRED.match(name) for name in names)):
         return None
     return Ranking(
-        _orders(_only(pairs, 'rank_by')),
+        _orders(querystring.only_value(pairs, 'rank_by')),
         _preferred(pairs, groups),
-        _traits('root_preferred', _only(pairs, 'root_preferred')),
+        _traits('root_preferred',
+                querystring.only_value(pairs, 'root_preferred')),
         _alternatives(pairs, groups))
 
 
 def _bad(message):
     return errors.BadRequest(message, code=errors.QUERYPARAM_BAD_VALUE)
-
-
-def _only(pairs, key):
-    values = [value for name, value in pairs if name == key]
-    if len(values) > 1:
-        raise errors.BadRequest(
-            "Query parameter '%s' may be specified only once." % key,
-            code=errors.ILLEGAL_DUPLICATE_QUERYPARAM)
-    return values[0] if values else None
 
 
 def _orders(value):

@@ -133,7 +133,7 @@ def _parse_request_wide(request, pairs, extended):
     policies = _values(pairs, 'group_policy')
     if policies:
         request.group_policy = policies[0]
-    root_required = _only_value(pairs, 'root_required')
+    root_required = querystring.only_value(pairs, 'root_required')
     if root_required is not None:
         # root_required knows no 'in:' alternatives.
         required, forbidden = querystring.parse_traits(
@@ -190,19 +190,9 @@ def _parse_extensions(request, pairs):
         if any_of:
             request.root_member_of.append(any_of)
         request.root_forbidden_aggregates |= none_of
-    explain = _only_value(pairs, 'explain')
+    explain = querystring.only_value(pairs, 'explain')
     if explain is not None:
         request.explain = _explain(explain)
-
-
-def _only_value(pairs, key):
-    """The value of ``key``, given at most once, or None."""
-    values = _values(pairs, key)
-    if len(values) > 1:
-        raise errors.BadRequest(
-            "Query parameter '%s' may be specified only once." % key,
-            code=errors.ILLEGAL_DUPLICATE_QUERYPARAM)
-    return values[0] if values else None
 
 
 def _explain(value):
