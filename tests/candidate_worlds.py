@@ -20,6 +20,7 @@ import sqlalchemy as sa
 
 from placement_lite.db import lookups
 from placement_lite.db import tables
+from placement_lite.engine import search
 
 NAMESPACE = uuid.UUID('6ba7b811-9dad-11d1-80b4-00c04fd430c8')
 INVENTORY_DEFAULTS = {'reserved': 0, 'min_unit': 1, 'max_unit': None,
@@ -28,6 +29,13 @@ INVENTORY_DEFAULTS = {'reserved': 0, 'min_unit': 1, 'max_unit': None,
 
 def uuid_of(name):
     return str(uuid.uuid5(NAMESPACE, name))
+
+
+def search_windows_of_every_tree(monkeypatch):
+    """Turn off the search of only the few trees that could serve
+    (Searcher.few_trees), for tests of the windows of every tree: in their
+    small worlds every class and trait is held by few providers."""
+    monkeypatch.setattr(search.Searcher, 'few_trees', lambda self: None)
 
 
 def candidates(env, query, version='1.39'):

@@ -1,9 +1,14 @@
 """The allocation-candidates engine on worlds written straight into the
 database: exact candidate sets, and bounded work under ``limit``."""
 
+import time
+import types
+
 import pytest
+import sqlalchemy as sa
 
 from placement_lite import engine
+from placement_lite.db import candidates as db_candidates
 from placement_lite.db import snapshot
 from placement_lite.engine import combine
 from placement_lite.engine import search
@@ -423,11 +428,18 @@ SHARED_WORLD = (
     'resources=VCPU:1&root_required=!COMPUTE_STATUS_DISABLED',
     'resources=VCPU:1,DISK_GB:10&root_required=!COMPUTE_STATUS_DISABLED,'
     '!CUSTOM_FAST',
+    # One that requires allows few roots: only their trees are searched.
+    'resources=VCPU:1&root_required=CUSTOM_FAST',
+    'resources_A=VCPU:1&resources_B=VCPU:1&group_policy=none'
+    '&root_required=CUSTOM_FAST',
 ])
 @pytest.mark.parametrize('strategy', ['depth-first', 'breadth-first'])
 def test_windows_give_the_whole_cloud_answer(monkeypatch, query, strategy):
     """Searching tiny windows of trees gives, for every limit, exactly the
-    requests and summaries of one window holding the whole cloud."""
+    requests and summaries of one window holding the whole cloud; so does
+    searching only the few trees that could serve (in this small world
+    every class and trait is held by few providers), in tiny windows or
+    in one."""
     env = _env_with(allocation_candidates_generation_strategy=strategy)
     try:
         worlds.load_into_db(env.db, SHARED_WORLD)
@@ -435,10 +447,116 @@ def test_windows_give_the_whole_cloud_answer(monkeypatch, query, strategy):
         assert total > 1
         for limit in range(1, total + 2):
             limited = query + '&limit=%d' % limit
-            monkeypatch.setattr(engine, 'WINDOW_MIN', 64)
-            whole = worlds.candidates(env, limited)
-            monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
-            assert worlds.candidates(env, limited) == whole
+            with monkeypatch.context() as every_tree:
+                worlds.search_windows_of_every_tree(every_tree)
+                every_tree.setattr(engine, 'WINDOW_MIN', 64)
+                whole = worlds.candidates(env, limited)
+                every_tree.setattr(engine, 'WINDOW_MIN', 1)
+                assert worlds.candidates(env, limited) == whole
+            for window_min in (1, 64):
+                monkeypatch.setattr(engine, 'WINDOW_MIN', window_min)
+                assert worlds.candidates(env, limited) == whole
+    finally:
+        env.close()
+
+
+FEW_TRAITED = (
+    [{'name': 'h%d' % i, 'inventories': {'VCPU': 4},
+      'aggregates': ['a'] if i == 3 else []} for i in range(40)]
+    + [{'name': 'h%d-pf' % i, 'parent': 'h%d' % i,
+        'inventories': {'SRIOV_NET_VF': 4},
+        'traits': {7: ['CUSTOM_WIDE'], 31: ['CUSTOM_WIDE'],
+                   0: ['CUSTOM_LONE']}.get(i, [])}
+       for i in range(40)]
+    + [{'name': 'h%d-gpu' % i, 'parent': 'h%d' % i,
+        'inventories': {'VGPU': 1}} for i in (3, 31)]
+    + [{'name': 'pool', 'inventories': {'DISK_GB': 100},
+        'traits': ['MISC_SHARES_VIA_AGGREGATE'], 'aggregates': ['a']}])
+
+
+@pytest.mark.parametrize('query, searched, chosen', [
+    # A trait only two trees have: only they are searched.
+    ('resources=VCPU:1&resources1=SRIOV_NET_VF:1&required1=CUSTOM_WIDE'
+     '&group_policy=none', {'h7', 'h31'},
+     [{'h7', 'h7-pf'}, {'h31', 'h31-pf'}]),
+    # A class only two trees have, and the trait: the one tree with both.
+    ('resources=VCPU:1,VGPU:1&resources1=SRIOV_NET_VF:1'
+     '&required1=CUSTOM_WIDE&group_policy=none', {'h31'},
+     [{'h31', 'h31-gpu', 'h31-pf'}]),
+    # Searched, the tree of both still fails the group: one provider must
+    # have the trait and the class.
+    ('resources1=VGPU:1&required1=CUSTOM_WIDE', {'h31'}, []),
+    # No tree has both: nothing is read.
+    ('resources=VGPU:1&resources1=SRIOV_NET_VF:1&required1=CUSTOM_LONE'
+     '&group_policy=none', set(), []),
+    # A class a sharing provider holds serves trees by aggregate: it
+    # narrows nothing, VGPU does; the pool is read for the tree it serves.
+    ('resources=VCPU:1,DISK_GB:10,VGPU:1', {'h3', 'h31'},
+     [{'h3', 'h3-gpu', 'pool'}]),
+])
+def test_few_holders_narrow_the_search_to_their_trees(
+        monkeypatch, query, searched, chosen):
+    """With a limit, when a class or trait asked for is held by few
+    providers (here every one is), only their trees are searched, and the
+    answer is the one searching every tree gives."""
+    env = _env_with()
+    try:
+        ids = worlds.load_into_db(env.db, FEW_TRAITED)
+        windows = []
+        real = snapshot.Snapshot.capacities
+
+        def recording(self, rc_ids, root_id=None, window=None, also_ids=()):
+            windows.append(window)
+            return real(self, rc_ids, root_id, window, also_ids)
+
+        monkeypatch.setattr(snapshot.Snapshot, 'capacities', recording)
+        limited = query + '&limit=5'
+        body = worlds.candidates(env, limited)
+        assert all(window.roots is not None for window in windows)
+        assert set().union(*(window.roots for window in windows)) == {
+            ids[name] for name in searched}
+        assert [set(r['allocations']) for r in body['allocation_requests']
+                ] == [{worlds.uuid_of(name) for name in names}
+                      for names in chosen]
+        with monkeypatch.context() as every_tree:
+            worlds.search_windows_of_every_tree(every_tree)
+            assert worlds.candidates(env, limited) == body
+    finally:
+        env.close()
+
+
+def test_a_widely_held_class_is_not_read_again(monkeypatch):
+    """A class held by more than FEW_HOLDERS providers narrows nothing,
+    and its holders are not read again for RECHECK_WIDELY_HELD_AFTER
+    seconds; the few holders of another are read on every request. The
+    answer is the same whatever was read."""
+    env = _env_with()
+    try:
+        worlds.load_into_db(env.db, FEW_TRAITED)
+        monkeypatch.setattr(db_candidates, 'FEW_HOLDERS', 30)
+        holders_read = []
+
+        @sa.event.listens_for(env.db.read_engine, 'before_cursor_execute')
+        def record(conn, cursor, statement, parameters, context,
+                   executemany):
+            if 'FROM inventories JOIN resource_providers' in statement:
+                holders_read.append(parameters)
+
+        query = 'resources=VCPU:1,VGPU:1&limit=5'
+        first = worlds.candidates(env, query)
+        assert [set(r['allocations']) for r in first['allocation_requests']
+                ] == [{worlds.uuid_of('h%d' % i), worlds.uuid_of(
+                    'h%d-gpu' % i)} for i in (3, 31)]
+        assert len(holders_read) == 2
+        holders_read.clear()
+        assert worlds.candidates(env, query) == first
+        assert len(holders_read) == 1
+        later = time.monotonic() + db_candidates.RECHECK_WIDELY_HELD_AFTER
+        monkeypatch.setattr(db_candidates, 'time', types.SimpleNamespace(
+            monotonic=lambda: later))
+        holders_read.clear()
+        assert worlds.candidates(env, query) == first
+        assert len(holders_read) == 2
     finally:
         env.close()
 
@@ -525,6 +643,7 @@ def test_windows_read_the_cloud_only_to_tell_a_later_unknown_name(
     try:
         worlds.load_into_db(env.db, TREES_APART)
         monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
+        worlds.search_windows_of_every_tree(monkeypatch)
         windows = []
         real = snapshot.Snapshot.capacities
 

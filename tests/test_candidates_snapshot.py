@@ -361,6 +361,7 @@ def test_windows_after_the_first_read_whole_unless_holders_are_few(
         environment, monkeypatch, world, resources, chosen, sizes):
     """limit=1 on 200 trees: the providers each Snapshot read returns."""
     worlds.load_into_db(environment.db, world)
+    worlds.search_windows_of_every_tree(monkeypatch)
     read_sizes = _record_read_sizes(monkeypatch)
     body = worlds.candidates(environment,
                              'resources=%s&limit=1' % resources)

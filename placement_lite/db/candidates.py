@@ -10,7 +10,9 @@ keying a statement costs more than running the small ones.
 """
 
 import collections
+import time
 import typing
+import weakref
 
 import sqlalchemy as sa
 
@@ -23,6 +25,7 @@ rpt = tables.resource_provider_traits
 rpa = tables.resource_provider_aggregates
 aggs = tables.placement_aggregates
 traits = tables.traits
+inv = tables.inventories
 
 SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 
@@ -161,7 +164,7 @@ class Known(typing.NamedTuple):
     tree_roots: dict
 
 
-_inv = tables.inventories.alias('largest')
+_inv = inv.alias('largest')
 _NO_NAME = sa.cast(sa.null(), sa.String)
 _NO_AMOUNT = sa.cast(sa.null(), sa.Float)
 
@@ -205,6 +208,50 @@ def read_known(conn, classes, trait_names, aggregate_uuids, tree_uuids):
         else:
             tree_roots[name] = id_
     return Known(class_names, largest, trait_ids, aggregate_ids_, tree_roots)
+
+
+#: The most holders of a class or trait whose trees alone are searched
+#: (see holders_if_few): their ids read in a few milliseconds.
+FEW_HOLDERS = 2_000
+#: Seconds a class or trait found held by more providers is not looked at
+#: again (in this process): classes and traits held widely stay so.
+RECHECK_WIDELY_HELD_AFTER = 600
+_HOLDERS_OF_CLASS = (
+    sa.select(rp.c.id, rp.c.root_provider_id)
+    .select_from(inv.join(rp, rp.c.id == inv.c.resource_provider_id))
+    .where(inv.c.resource_class_id == sa.bindparam('rc_id'))
+    .limit(FEW_HOLDERS + 1))
+_HOLDERS_OF_TRAITS = (
+    sa.select(rp.c.id, rp.c.root_provider_id)
+    .select_from(rpt.join(rp, rp.c.id == rpt.c.resource_provider_id))
+    .where(rpt.c.trait_id.in_(links.list_param('trait_ids')))
+    .limit(FEW_HOLDERS + 1))
+#: {engine: {('class', rc id) or ('traits', frozenset of trait ids): the
+#: monotonic time until which they count as widely held}}.
+_WIDELY_HELD = weakref.WeakKeyDictionary()
+
+
+def holders_if_few(conn, rc_id=None, trait_ids=()):
+    """{provider id: root id} of the providers holding an inventory of
+    ``rc_id``, or having any of ``trait_ids``, when they are at most
+    FEW_HOLDERS; otherwise None. Found held widely, a class or trait is
+    not read again for RECHECK_WIDELY_HELD_AFTER seconds: whether it is
+    read only decides how much a search reads, never what it finds."""
+    if rc_id is not None:
+        key, query, params = ('class', rc_id), _HOLDERS_OF_CLASS, {
+            'rc_id': rc_id}
+    else:
+        key, query, params = ('traits', frozenset(trait_ids)), (
+            _HOLDERS_OF_TRAITS), {'trait_ids': sorted(trait_ids)}
+    widely_held = _WIDELY_HELD.setdefault(conn.engine, {})
+    now = time.monotonic()
+    if widely_held.get(key, 0) > now:
+        return None
+    found = conn.execute(query, params).all()
+    if len(found) > FEW_HOLDERS:
+        widely_held[key] = now + RECHECK_WIDELY_HELD_AFTER
+        return None
+    return dict(found)
 
 
 _SHARING = (sa.select(rpt.c.resource_provider_id)
@@ -257,7 +304,7 @@ _member = rp.alias('member')
 _member_link = rpa.alias('member_link')
 _sharer_link = rpa.alias('sharer_link')
 _sharer_trait = rpt.alias('sharer_trait')
-_SHARING_SERVING_WINDOW = (
+_SHARING_SERVING = (
     sa.select(_sharer_link.c.resource_provider_id,
               _member.c.root_provider_id).distinct()
     .select_from(
@@ -269,20 +316,27 @@ _SHARING_SERVING_WINDOW = (
         .join(_sharer_trait, _sharer_trait.c.resource_provider_id
               == _sharer_link.c.resource_provider_id)
         .join(traits, traits.c.id == _sharer_trait.c.trait_id))
-    .where(traits.c.name == SHARING_TRAIT,
-           _member.c.root_provider_id.between(sa.bindparam('first'),
-                                              sa.bindparam('last'))))
+    .where(traits.c.name == SHARING_TRAIT))
+_SHARING_SERVING_WINDOW = _SHARING_SERVING.where(
+    _member.c.root_provider_id.between(sa.bindparam('first'),
+                                       sa.bindparam('last')))
+_SHARING_SERVING_ROOTS = _SHARING_SERVING.where(
+    _member.c.root_provider_id.in_(links.list_param('roots')))
 
 
-def sharing_anchors_in_window(conn, first, last):
+def sharing_anchors_in_window(conn, first, last, roots=None):
     """{sharing provider id: root ids of the trees it serves}, for the
-    trees whose root id is in ``first``..``last``: what anchors_for_sharing
-    gives for a window, found from the window's side (its providers'
-    aggregates), so the cost follows the window, not how many sharing
-    providers the cloud has."""
+    trees whose root id is in ``first``..``last`` (and in ``roots``, when
+    given): what anchors_for_sharing gives for a window, found from the
+    window's side (its providers' aggregates), so the cost follows the
+    window, not how many sharing providers the cloud has."""
     anchors = collections.defaultdict(set)
-    for provider_id, root_id in conn.execute(
-            _SHARING_SERVING_WINDOW, {'first': first, 'last': last}):
+    if roots is None:
+        found = conn.execute(_SHARING_SERVING_WINDOW,
+                             {'first': first, 'last': last})
+    else:
+        found = conn.execute(_SHARING_SERVING_ROOTS, {'roots': sorted(roots)})
+    for provider_id, root_id in found:
         anchors[provider_id].add(root_id)
     return anchors
 

@@ -114,8 +114,8 @@ def index(places, holders):
 class Scope(typing.NamedTuple):
     """Which providers a read covers: those of the tree ``:root_id``
     (``by_root``), of the window of trees ``:first``..``:last`` (inclusive
-    root ids; ``by_window``) widened to the providers ``:also_ids``
-    (``with_also``), of the trees ``:roots`` (``by_roots``); of those, only
+    root ids; ``by_window``) or of the trees ``:roots`` (``by_roots``),
+    widened to the providers ``:also_ids`` (``with_also``); of those, only
     providers with an inventory of the classes ``:rc_ids``
     (``of_classes``). None of them: the whole cloud."""
 
@@ -131,15 +131,16 @@ class Scope(typing.NamedTuple):
         conditions = []
         if self.by_root:
             conditions.append(root == sa.bindparam('root_id'))
+        trees = None
         if self.by_window:
-            in_window = root.between(sa.bindparam('first'),
-                                     sa.bindparam('last'))
-            if self.with_also:
-                also = providers.c.id.in_(links.list_param('also_ids'))
-                in_window = sa.or_(in_window, also)
-            conditions.append(in_window)
+            trees = root.between(sa.bindparam('first'), sa.bindparam('last'))
         if self.by_roots:
-            conditions.append(root.in_(links.list_param('roots')))
+            trees = root.in_(links.list_param('roots'))
+        if trees is not None:
+            if self.with_also:
+                trees = sa.or_(trees, providers.c.id.in_(
+                    links.list_param('also_ids')))
+            conditions.append(trees)
         if self.of_classes:
             conditions.append(providers.c.id.in_(
                 sa.select(inv.c.resource_provider_id).where(

@@ -72,12 +72,23 @@ FEW_TREES = 64
 
 class Window(typing.NamedTuple):
     """Trees searched together: those whose root id is in
-    ``first``..``last`` (inclusive)."""
+    ``first``..``last`` (inclusive), and with ``roots`` only those."""
 
     first: int
     last: int
     #: Whether it holds most of the cloud (see Snapshot._scope).
     most_of_cloud: bool
+    #: A frozenset of root ids, or None for every tree of the range.
+    roots: typing.Optional[frozenset] = None
+
+    @classmethod
+    def of_roots(cls, roots):
+        """The window of the trees ``roots`` (a few of the cloud's)."""
+        return cls(min(roots), max(roots), False, frozenset(roots))
+
+    def holds(self, root_id):
+        return self.first <= root_id <= self.last and (
+            self.roots is None or root_id in self.roots)
 
 
 class Snapshot:
@@ -167,10 +178,15 @@ class Snapshot:
                                                          False)
         if windowed and window.most_of_cloud and not of_classes:
             return whole_cloud
-        params.update(first=window.first, last=window.last)
+        if window.roots is None:
+            params.update(first=window.first, last=window.last)
+        else:
+            params['roots'] = sorted(window.roots)
         if also_ids:
             params['also_ids'] = sorted(also_ids)
-        return scope_reads.Scope(by_root=not windowed, by_window=True,
+        return scope_reads.Scope(by_root=not windowed,
+                                 by_window=window.roots is None,
+                                 by_roots=window.roots is not None,
                                  with_also=bool(also_ids),
                                  of_classes=of_classes), params
 
@@ -186,11 +202,10 @@ class Snapshot:
     def _cut_from_cloud(self, rc_ids, window, also_ids):
         if self._cloud is None:
             self._read(scope_reads.WHOLE_CLOUD, {})
-        first, last = window.first, window.last
+        holds = window.holds
         return {rc_id: {provider_id: capacity
                         for provider_id, capacity in held.items()
-                        if first <= capacity.root_id <= last
-                        or provider_id in also_ids}
+                        if holds(capacity.root_id) or provider_id in also_ids}
                 for rc_id, held in self._cloud.capacities(rc_ids).items()}
 
     def tree_read(self, root_id):
@@ -281,13 +296,12 @@ class Snapshot:
                 self._trees.add(root_id)
         elif root_id is None:
             self._windows.append(window)
-        elif window.first <= root_id <= window.last:
+        elif window.holds(root_id):
             self._trees.add(root_id)
 
     def _covers(self, root_id):
         return (self._cloud is not None or root_id in self._trees
-                or any(window.first <= root_id <= window.last
-                       for window in self._windows))
+                or any(window.holds(root_id) for window in self._windows))
 
     def _read_trees(self, root_ids):
         """Read every provider of the trees ``root_ids`` not read yet."""

@@ -86,7 +86,8 @@ def find_candidates(database, conf, request, nested_aware=True):
         try:
             searcher = search.Searcher(conn, request, tally)
             if searcher.explained_root is None:
-                windows = _windows(conn, bound, rng) if spread else (None,)
+                windows = _windows(conn, bound, rng, searcher, tally) if (
+                    spread) else (None,)
             else:
                 windows = (snapshot.Window(searcher.explained_root,
                                            searcher.explained_root, False),)
@@ -204,7 +205,7 @@ def _more_from_each_tree(trees, bound, strategy):
     return chosen
 
 
-def _windows(conn, bound, rng):
+def _windows(conn, bound, rng, searcher, tally):
     """The windows of trees to search in turn (snapshot.Window), at first
     ``max(2 * bound, WINDOW_MIN)`` trees, twice as many each time; None
     for the whole cloud, when one window holds every tree (the unscoped
@@ -212,8 +213,16 @@ def _windows(conn, bound, rng):
     marked ``most_of_cloud``. With ``rng``, windows start at a tree picked
     at random and wrap around, so every tree is as likely to be searched
     first.
+
+    When only a few trees could serve (the searcher's few_trees), only
+    they are searched, in windows of those trees (explain, which counts
+    what each step kept among every tree, searches them all).
     """
     size = max(2 * bound, WINDOW_MIN)
+    few = None if tally.active else searcher.few_trees()
+    if few is not None:
+        yield from _windows_of_few(few, size, rng)
+        return
     total = None
     segments = [(None, None)]
     if rng:
@@ -239,6 +248,19 @@ def _windows(conn, bound, rng):
             after = window.last
             searched += window.trees
             size *= 2
+
+
+def _windows_of_few(roots, size, rng):
+    """Windows of the trees ``roots`` (sorted root ids), in order from a
+    tree picked at random with ``rng``, ``size`` trees at first and twice
+    as many each time."""
+    if rng and roots:
+        start = rng.randrange(len(roots))
+        roots = roots[start:] + roots[:start]
+    while roots:
+        yield snapshot.Window.of_roots(roots[:size])
+        roots = roots[size:]
+        size *= 2
 
 
 def _bound(limit, max_candidates):

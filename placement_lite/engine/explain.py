@@ -222,7 +222,7 @@ class Tally:
         if not windows or None in windows:
             return roots
         return {root for root in roots
-                if any(w.first <= root <= w.last for w in windows)}
+                if any(window.holds(root) for window in windows)}
 
     def _rows(self, suffix, steps, root_id):
         """A ProviderRow for each provider of the tree ``root_id`` and each

@@ -148,6 +148,46 @@ class Searcher:
         #: Indexes of the groups that could be served in some window.
         self._served_somewhere = set()
 
+    def few_trees(self):
+        """The sorted root ids of the only trees that could serve the
+        request, when a class or trait some group asks for is held by few
+        providers (db.FEW_HOLDERS), none sharing its inventory, or
+        root_required allows few roots; None otherwise (or when a name is
+        unknown: the search tells). Searching those trees alone finds what
+        searching every tree would."""
+        names = self.names
+        known = names.known
+        narrowed = names.allowed_anchors
+        if narrowed is not None and len(narrowed) > db.FEW_HOLDERS:
+            narrowed = None
+        for group in (searcher.group for searcher in self._groups):
+            if not group.resources:
+                continue
+            for name in group.resources:
+                rc_id = names.class_ids.get(name)
+                if rc_id is None or rc_id not in known.largest:
+                    return None
+                narrowed = self._narrowed(narrowed, db.holders_if_few(
+                    names.conn, rc_id=rc_id))
+            for alternatives in group.required_traits:
+                if not all(name in known.trait_ids for name in alternatives):
+                    return None
+                narrowed = self._narrowed(narrowed, db.holders_if_few(
+                    names.conn, trait_ids=_trait_ids(known, alternatives)))
+        if narrowed is None:
+            return None
+        return sorted(narrowed - names.excluded_anchors)
+
+    def _narrowed(self, roots, holders):
+        """``roots`` (None: every root) narrowed to the trees of
+        ``holders`` ({provider id: root id}; None: held widely). A sharing
+        holder serves other trees too: then nothing is narrowed."""
+        if holders is None or not self.names.every_sharing_provider.isdisjoint(
+                holders):
+            return roots
+        trees = set(holders.values())
+        return trees if roots is None else roots & trees
+
     @property
     def all_groups_reached(self):
         return self.groups_reached == len(self._groups)
@@ -258,7 +298,7 @@ class _InWindow:
         #: over the whole cloud, of those asked for so far.
         self._anchors_of_sharing = None if window is None else (
             db.sharing_anchors_in_window(names.conn, window.first,
-                                         window.last))
+                                         window.last, window.roots))
 
     def inventories(self, in_tree, tree_root):
         """{rc id: {provider id: scope_reads.Capacity}} in the window (and
@@ -288,7 +328,7 @@ class _InWindow:
         """{provider id: uuid} of the tree ``root_id`` in the window, as
         read (after its inventories were)."""
         window = self.window
-        if window is not None and not window.first <= root_id <= window.last:
+        if window is not None and not window.holds(root_id):
             return {}
         return self.snapshot.tree_read(root_id)
 
@@ -310,9 +350,12 @@ class _InWindow:
         """The (provider, anchor) ``pairs`` whose anchor is in the window
         and allowed by root_required. (Comprehensions: a call per pair
         costs more than the test.)"""
-        if self.window is not None:
-            first, last = self.window.first, self.window.last
+        window = self.window
+        if window is not None:
+            first, last = window.first, window.last
             pairs = [(p, a) for p, a in pairs if first <= a <= last]
+            if window.roots is not None:
+                pairs = [(p, a) for p, a in pairs if a in window.roots]
         allowed = self.names.allowed_anchors
         if allowed is not None:
             pairs = [(p, a) for p, a in pairs if a in allowed]
