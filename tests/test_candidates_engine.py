@@ -525,6 +525,43 @@ def test_few_holders_narrow_the_search_to_their_trees(
         env.close()
 
 
+HALF_FULL = [{'name': 'hf%03d' % i, 'inventories': {'VCPU': 2},
+              'used': {'VCPU': 2} if i % 2 else {}} for i in range(200)]
+
+
+def test_a_first_window_is_sized_by_the_last_search_of_its_request(
+        monkeypatch):
+    """The first window holds twice ``limit`` trees; the next request of
+    the same shape, enough for ``limit`` trees at the rate the last one
+    found them (here one tree in two), with WINDOW_MARGIN. The answer is
+    the same."""
+    env = _env_with()
+    try:
+        worlds.load_into_db(env.db, HALF_FULL)
+        worlds.search_windows_of_every_tree(monkeypatch)
+        monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
+        windows = []
+        real = snapshot.Snapshot.capacities
+
+        def recording(self, rc_ids, root_id=None, window=None, also_ids=()):
+            windows.append(window.trees)
+            return real(self, rc_ids, root_id, window, also_ids)
+
+        monkeypatch.setattr(snapshot.Snapshot, 'capacities', recording)
+        first = worlds.candidates(env, 'resources=VCPU:1&limit=10')
+        assert windows == [20]
+        del windows[:]
+        assert worlds.candidates(env, 'resources=VCPU:1&limit=10') == first
+        assert windows == [25]
+        del windows[:]
+        worlds.candidates(env, 'resources=VCPU:2&limit=10')
+        assert windows == [20]
+        assert [list(r['allocations']) for r in first['allocation_requests']
+                ] == [[worlds.uuid_of('hf%03d' % i)] for i in range(0, 20, 2)]
+    finally:
+        env.close()
+
+
 def test_a_widely_held_class_is_not_read_again(monkeypatch):
     """A class held by more than FEW_HOLDERS providers narrows nothing,
     and its holders are not read again for RECHECK_WIDELY_HELD_AFTER

@@ -12,6 +12,7 @@ import gc
 import pytest
 import sqlalchemy as sa
 
+from placement_lite import engine
 from placement_lite.db import cloud
 from placement_lite.db import lookups
 from placement_lite.db import scope_reads
@@ -138,12 +139,12 @@ def test_whole_cloud_reads_place_again_only_changed_providers(
 
     monkeypatch.setattr(snapshot.Snapshot, '_places', recording)
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
-    at_rest = cloud._LAST[environment.db.read_engine]
+    at_rest = cloud.last_whole_cloud(environment.db.read_engine)
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
     assert placed == [2]
     # Nothing changed: the last read serves as it is, and no set of its
     # lines was made (only a change needs one).
-    assert cloud._LAST[environment.db.read_engine] is at_rest
+    assert cloud.last_whole_cloud(environment.db.read_engine) is at_rest
     assert at_rest.state._lines is None and at_rest.usage._lines is None
     _put_inventories(environment, 'cn2', 16, generation=1)
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 16}
@@ -170,10 +171,10 @@ def test_a_cloud_at_rest_is_not_read_again_on_postgresql(environment,
 
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
     assert len(cloud_reads()) == 1
-    at_rest = cloud._LAST[environment.db.read_engine]
+    at_rest = cloud.last_whole_cloud(environment.db.read_engine)
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
     assert len(cloud_reads()) == 1
-    assert cloud._LAST[environment.db.read_engine] is at_rest
+    assert cloud.last_whole_cloud(environment.db.read_engine) is at_rest
 
     _request(environment, 'PUT', '/traits/CUSTOM_ELSEWHERE', expect=201)
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
@@ -183,10 +184,19 @@ def test_a_cloud_at_rest_is_not_read_again_on_postgresql(environment,
     assert len(cloud_reads()) == 3
 
 
-def test_patched_whole_cloud_reads_answer_as_fresh_ones(environment):
-    """After each change, the answer built on the last whole-cloud read
-    equals the one a process that kept nothing gives."""
-    query = 'resources=VCPU:1,DISK_GB:10'
+@pytest.mark.mysql
+@pytest.mark.parametrize('limit, windows', [
+    ('', 'whole cloud'), ('&limit=1', 'of the few trees that could serve'),
+    ('&limit=1', 'of every tree')])
+def test_patched_kept_reads_answer_as_fresh_ones(environment, monkeypatch,
+                                                 limit, windows):
+    """After each change, the answer built on the last read kept of the
+    whole cloud, or of each window (of one tree at first), equals the one
+    a process that kept nothing gives."""
+    query = 'resources=VCPU:1,DISK_GB:10' + limit
+    monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
+    if windows == 'of every tree':
+        worlds.search_windows_of_every_tree(monkeypatch)
 
     def generation(name):
         return _request(environment, 'GET', '/resource_providers/%s'
@@ -318,8 +328,8 @@ def _record_read_sizes(monkeypatch):
     real_read = snapshot.Snapshot._read
     sizes = []
 
-    def recording(self, scope, params):
-        read = real_read(self, scope, params)
+    def recording(self, scope, params, kept=False):
+        read = real_read(self, scope, params, kept)
         sizes.append(len(read.providers))
         return read
 

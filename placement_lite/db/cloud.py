@@ -1,14 +1,17 @@
-"""The read of the whole cloud, made from the last one in the process.
+"""The reads a process keeps: of the whole cloud, and of the windows of
+trees searched again and again (at most KEPT_WINDOWS), each made from the
+last read of the same scope.
 
-It reads the state of every provider and every allocation each as one
-text value, a line per row. When both texts equal the last ones, the cloud
-is at rest and the last read serves as it is, with the capacities it
-built. Otherwise the lines are compared as sets: only the providers whose
-state line changed are placed again (and the index of who holds each
-class is patched for them), and usage is patched by the allocation lines
-gone and new.
+Such a read takes the state of every provider in its scope and every
+allocation against them each as one text value, a line per row. When
+both texts equal the last ones, that scope is at rest and the last read
+serves as it is, with the capacities it built. Otherwise the lines are
+compared as sets: only the providers whose state line changed are placed
+again (and the index of who holds each class is patched for them), and
+usage is patched by the allocation lines gone and new.
 """
 
+import collections
 import functools
 import weakref
 
@@ -21,47 +24,86 @@ from placement_lite.db import tables
 rp = tables.resource_providers
 alloc = tables.allocations
 
-#: {engine: CloudRead}: the last read of the whole cloud, per process. The
-#: next one starts from it and places again only the providers whose state
-#: row changed (see CloudRead.patched).
+#: How many windows' reads a process keeps (the most recently read), besides
+#: the whole cloud's: one per shape of request a scheduler sends, at most.
+KEPT_WINDOWS = 8
+#: {engine: OrderedDict {scope key: CloudRead}}: the last read of each scope
+#: kept, per process. The next read of a scope starts from it and places
+#: again only the providers whose state row changed (see
+#: CloudRead.patched).
 _LAST = weakref.WeakKeyDictionary()
+_WHOLE_CLOUD_KEY = (scope_reads.WHOLE_CLOUD, ())
 
 
-def read(conn, place):
-    """The CloudRead of the whole cloud: the last one made in this
-    process, patched (see CloudRead.patched); ``place(rows)`` places the
-    providers whose state changed (see stock.places).
+def last_whole_cloud(engine):
+    """The CloudRead of the whole cloud kept for ``engine``, or None."""
+    return _LAST.get(engine, {}).get(_WHOLE_CLOUD_KEY)
+
+
+def read(conn, place, scope=scope_reads.WHOLE_CLOUD, params=None):
+    """The CloudRead of ``scope`` (with ``params``; by default the whole
+    cloud): the last one made in this process, patched (see
+    CloudRead.patched); ``place(rows)`` places the providers whose state
+    changed (see stock.places).
 
     On PostgreSQL a read also notes the transactions its statement saw
     (``pg_current_snapshot()``). While a new statement sees exactly the
     same ones, nothing has been committed since, anywhere in the database,
-    and the last read is the cloud as it is: a small statement instead of
+    and the last read is the scope as it is: a small statement instead of
     reading every provider and allocation (at 5,000 hosts, tens of
     milliseconds of the database's time). Any commit, to whatever table,
     changes the snapshot and the texts are read and compared as before."""
+    params = params or {}
+    key = _key(scope, params)
+    kept = _LAST.get(conn.engine)
+    if kept is None:
+        kept = _LAST[conn.engine] = collections.OrderedDict()
     ids_reused = scope_reads.ids_reused(conn)
-    last = _LAST.get(conn.engine)
+    last = kept.get(key)
     transactions_seen = None
     if conn.dialect.name == 'mysql':
-        state, usage = _mysql_texts(conn, ids_reused)
+        state, usage = _mysql_texts(conn, ids_reused, scope, params)
     elif conn.dialect.name == 'postgresql':
         if (last is not None and last.transactions_seen is not None
                 and conn.execute(_TRANSACTIONS_SEEN).scalar()
                 == last.transactions_seen):
-            observe.watcher.cloud_read(observe.CLOUD_AS_IS)
+            _tell(scope, observe.CLOUD_AS_IS)
             return last
         state, usage, transactions_seen = conn.execute(
-            _query(ids_reused, with_transactions_seen=True)).one()
+            _query(ids_reused, scope, with_transactions_seen=True),
+            params).one()
     else:
-        state, usage = conn.execute(_query(ids_reused)).one()
+        state, usage = conn.execute(_query(ids_reused, scope), params).one()
     made = (last or _nothing_read()).patched(_Lines(state), _Lines(usage),
                                              place)
     made.transactions_seen = transactions_seen
-    _LAST[conn.engine] = made
-    observe.watcher.cloud_read(
-        observe.CLOUD_AS_IS if made is last else observe.CLOUD_PATCHED
-        if last is not None else observe.CLOUD_READ_WHOLE)
+    kept[key] = made
+    kept.move_to_end(key)
+    windows = [k for k in kept if k != _WHOLE_CLOUD_KEY]
+    for oldest in windows[:-KEPT_WINDOWS]:
+        del kept[oldest]
+    _tell(scope, observe.CLOUD_AS_IS if made is last
+          else observe.CLOUD_PATCHED if last is not None
+          else observe.CLOUD_READ_WHOLE)
     return made
+
+
+def _tell(scope, how):
+    """The metrics count how whole-cloud reads were served."""
+    if scope == scope_reads.WHOLE_CLOUD:
+        observe.watcher.cloud_read(how)
+
+
+def _key(scope, params):
+    """What tells one read's scope from another's: the scope and the
+    parameters its conditions use."""
+    used = [name for name, by in (
+        ('root_id', scope.by_root), ('first', scope.by_window),
+        ('last', scope.by_window), ('roots', scope.by_roots),
+        ('also_ids', scope.with_also), ('rc_ids', scope.of_classes)) if by]
+    return scope, tuple(
+        tuple(params[name]) if isinstance(params[name], list)
+        else params[name] for name in used)
 
 
 class CloudRead(scope_reads.Read):
@@ -192,11 +234,10 @@ def _line(*columns):
 
 
 def _text_lines(*columns):
-    """An aggregate of ``columns`` as text: one line per row (see _line).
-    (Comparing one text with the last read is far cheaper than making and
-    comparing a tuple per row.)"""
-    return sa.select(sa.func.aggregate_strings(_line(*columns), '\n')
-                     ).scalar_subquery()
+    """A select of ``columns`` aggregated as text: one line per row (see
+    _line). (Comparing one text with the last read is far cheaper than
+    making and comparing a tuple per row.)"""
+    return sa.select(sa.func.aggregate_strings(_line(*columns), '\n'))
 
 
 def _columns(ids_reused):
@@ -207,32 +248,40 @@ def _columns(ids_reused):
              alloc.c.resource_class_id, alloc.c.used))
 
 
+def _in_scope(scope, state, usage):
+    """The state and usage selects restricted to ``scope``."""
+    return (state.where(*scope.conditions(rp)),
+            scope.of_providers(usage, alloc.c.resource_provider_id))
+
+
 #: PostgreSQL: which transactions a statement sees, as text.
 _TRANSACTIONS_SEEN = sa.select(sa.cast(sa.func.pg_current_snapshot(),
                                        sa.Text))
 
 
 @functools.cache
-def _query(ids_reused, with_transactions_seen=False):
-    """The state of every provider and every allocation, as two text
-    values (see _Lines), and with ``with_transactions_seen`` the
-    transactions the statement saw (PostgreSQL)."""
-    state, usage = _columns(ids_reused)
-    columns = [_text_lines(*state), _text_lines(*usage)]
+def _query(ids_reused, scope, with_transactions_seen=False):
+    """The state of every provider in ``scope`` and every allocation
+    against them, as two text values (see _Lines), and with
+    ``with_transactions_seen`` the transactions the statement saw
+    (PostgreSQL)."""
+    columns = [select.scalar_subquery() for select in _in_scope(
+        scope, *(_text_lines(*columns)
+                 for columns in _columns(ids_reused)))]
     if with_transactions_seen:
         columns.append(_TRANSACTIONS_SEEN.scalar_subquery())
     return sa.select(*columns)
 
 
 @functools.cache
-def _mysql_queries(ids_reused):
+def _mysql_queries(ids_reused, scope):
     """MySQL/MariaDB: the lines of _query, one row each. GROUP_CONCAT
     silently cuts its result at max_allowed_packet (16 MiB by default),
     which a large cloud's allocations exceed."""
-    return tuple(sa.select(_line(*columns))
-                 for columns in _columns(ids_reused))
+    return _in_scope(scope, *(sa.select(_line(*columns))
+                              for columns in _columns(ids_reused)))
 
 
-def _mysql_texts(conn, ids_reused):
-    return tuple('\n'.join(row[0] for row in scope_reads.rows(conn, query, {}))
-                 for query in _mysql_queries(ids_reused))
+def _mysql_texts(conn, ids_reused, scope, params):
+    return tuple('\n'.join(row[0] for row in scope_reads.rows(
+        conn, query, params)) for query in _mysql_queries(ids_reused, scope))

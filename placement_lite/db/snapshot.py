@@ -80,11 +80,17 @@ class Window(typing.NamedTuple):
     most_of_cloud: bool
     #: A frozenset of root ids, or None for every tree of the range.
     roots: typing.Optional[frozenset] = None
+    #: How many trees it holds.
+    trees: int = 1
+    #: Whether later requests search it again (it does not start at a tree
+    #: picked at random): its read is then kept (db.cloud).
+    kept: bool = False
 
     @classmethod
-    def of_roots(cls, roots):
+    def of_roots(cls, roots, kept=False):
         """The window of the trees ``roots`` (a few of the cloud's)."""
-        return cls(min(roots), max(roots), False, frozenset(roots))
+        return cls(min(roots), max(roots), False, frozenset(roots),
+                   len(roots), kept)
 
     def holds(self, root_id):
         return self.first <= root_id <= self.last and (
@@ -135,7 +141,8 @@ class Snapshot:
         windowed = window is not None and root_id is None
         if windowed and scope == scope_reads.WHOLE_CLOUD:
             return self._cut_from_cloud(rc_ids, window, also_ids)
-        read = self._read(scope, params)
+        read = self._read(scope, params,
+                          kept=windowed and window.kept)
         if not scope.of_classes:
             self._cover(root_id, window)
         found = read.capacities(rc_ids)
@@ -314,12 +321,15 @@ class Snapshot:
         if scope != scope_reads.WHOLE_CLOUD:
             self._trees.update(missing)
 
-    def _read(self, scope, params):
-        """Read the place, stock and usage of the providers in ``scope``;
-        returns their scope_reads.Read."""
+    def _read(self, scope, params, kept=False):
+        """Read the place, stock and usage of the providers in ``scope``
+        (from the read the process keeps of it, for the whole cloud or
+        ``kept``: see db.cloud); returns their scope_reads.Read."""
         conn = self.conn
         if scope == scope_reads.WHOLE_CLOUD:
             read = self._cloud = cloud.read(conn, self._places)
+        elif kept:
+            read = cloud.read(conn, self._places, scope, params)
         else:
             read = scope_reads.read(conn, scope, params, self._places)
         self._providers.update(read.providers)

@@ -19,7 +19,9 @@ not only the output.
 
 import dataclasses
 import itertools
+import math
 import random
+import weakref
 
 from placement_lite import observe
 from placement_lite.db import candidates as db
@@ -50,6 +52,15 @@ class Candidates:
 EMPTY = Candidates([], {}, {})
 #: The fewest trees a window searches (see _windows).
 WINDOW_MIN = 64
+#: A first window holds this many times the trees the last search of the
+#: same request needed for ``limit`` trees able to serve (see
+#: _first_window).
+WINDOW_MARGIN = 1.25
+#: Request shapes whose last window searches are remembered, per database.
+SHAPES_KEPT = 512
+#: {engine: {request shape: trees searched per tree where every group
+#: could be served}}, from the last windowed search of each shape.
+_TREES_PER_ANCHOR = weakref.WeakKeyDictionary()
 
 
 def find_candidates(database, conf, request, nested_aware=True):
@@ -85,17 +96,24 @@ def find_candidates(database, conf, request, nested_aware=True):
     with database.replica_reader() as conn:
         try:
             searcher = search.Searcher(conn, request, tally)
+            if spread:
+                shapes = _TREES_PER_ANCHOR.setdefault(conn.engine, {})
+                shape = repr(dataclasses.replace(request, limit=None))
             if searcher.explained_root is None:
-                windows = _windows(conn, bound, rng, searcher, tally) if (
-                    spread) else (None,)
+                windows = _windows(
+                    conn, _first_window(shapes.get(shape), bound), rng,
+                    searcher, tally) if spread else (None,)
             else:
                 windows = (snapshot.Window(searcher.explained_root,
                                            searcher.explained_root, False),)
+            counted = _Counted()
             searched = _searched(searcher, request, windows, nested_aware,
-                                 shuffle, tally, roomiest_first=spread)
+                                 shuffle, tally, counted,
+                                 roomiest_first=spread)
             if spread:
                 chosen, roots = _spread(searched, bound, strategy)
                 shown = None
+                _remember(shapes, shape, counted)
             else:
                 chosen, roots, shown = _in_strategy_order(
                     conn, searched, bound, strategy, nested_aware)
@@ -125,18 +143,31 @@ def warm_caches(database):
             conn, (), (), (), ()).class_names).read_whole_cloud()
 
 
+@dataclasses.dataclass
+class _Counted:
+    """What the windows searched so far held."""
+
+    trees: int = 0
+    #: Trees where every group could be served.
+    anchors: int = 0
+
+
 def _searched(searcher, request, windows, nested_aware, shuffle, tally,
-              roomiest_first=False):
+              counted, roomiest_first=False):
     """(SearchResult, combine.Combiner) for each of ``windows`` (see
     _windows) where every group can be served, in turn, lazily: the one
     driver of windowed and whole-cloud searches. A candidate found in one
-    window is not given again by a later one. ``roomiest_first``: see
-    combine."""
+    window is not given again by a later one. The trees of the windows
+    searched are added up in ``counted`` (a _Counted). ``roomiest_first``:
+    see combine."""
     seen = set()
     for window in windows:
         if window is not None:
             observe.watcher.window_searched()
         found = searcher.search(window)
+        if window is not None:
+            counted.trees += window.trees
+            counted.anchors += len(found.anchors) if found else 0
         if found is not None:
             yield found, combine.Combiner(
                 found, request, parents=searcher.snapshot.parents,
@@ -205,10 +236,33 @@ def _more_from_each_tree(trees, bound, strategy):
     return chosen
 
 
-def _windows(conn, bound, rng, searcher, tally):
+def _first_window(trees_per_anchor, bound):
+    """How many trees the first window holds: for a request searched
+    before, enough for ``bound`` trees able to serve at the rate the last
+    search found them (``trees_per_anchor``), with WINDOW_MARGIN; else
+    twice ``bound``. (Any size gives the same answer, a window too small
+    costs one more, a window too large reads what is not needed.)"""
+    if trees_per_anchor is None:
+        return max(2 * bound, WINDOW_MIN)
+    return max(WINDOW_MIN,
+               math.ceil(bound * trees_per_anchor * WINDOW_MARGIN))
+
+
+def _remember(shapes, shape, counted):
+    """Keep the rate of trees able to serve ``counted`` in the windows of
+    a request of this ``shape``, for its next search (_first_window)."""
+    if not counted.anchors:
+        return
+    shapes.pop(shape, None)
+    shapes[shape] = counted.trees / counted.anchors
+    if len(shapes) > SHAPES_KEPT:
+        del shapes[next(iter(shapes))]
+
+
+def _windows(conn, size, rng, searcher, tally):
     """The windows of trees to search in turn (snapshot.Window), at first
-    ``max(2 * bound, WINDOW_MIN)`` trees, twice as many each time; None
-    for the whole cloud, when one window holds every tree (the unscoped
+    ``size`` trees (see _first_window), twice as many each time; None for
+    the whole cloud, when one window holds every tree (the unscoped
     queries search it faster). A window holding half the cloud or more is
     marked ``most_of_cloud``. With ``rng``, windows start at a tree picked
     at random and wrap around, so every tree is as likely to be searched
@@ -218,7 +272,6 @@ def _windows(conn, bound, rng, searcher, tally):
     they are searched, in windows of those trees (explain, which counts
     what each step kept among every tree, searches them all).
     """
-    size = max(2 * bound, WINDOW_MIN)
     few = None if tally.active else searcher.few_trees()
     if few is not None:
         yield from _windows_of_few(few, size, rng)
@@ -244,7 +297,8 @@ def _windows(conn, bound, rng, searcher, tally):
                 half = window.is_final and window.trees >= searched
             else:
                 half = 2 * window.trees >= total
-            yield snapshot.Window(window.first, window.last, half)
+            yield snapshot.Window(window.first, window.last, half,
+                                  trees=window.trees, kept=not rng)
             after = window.last
             searched += window.trees
             size *= 2
@@ -258,7 +312,7 @@ def _windows_of_few(roots, size, rng):
         start = rng.randrange(len(roots))
         roots = roots[start:] + roots[:start]
     while roots:
-        yield snapshot.Window.of_roots(roots[:size])
+        yield snapshot.Window.of_roots(roots[:size], kept=not rng)
         roots = roots[size:]
         size *= 2
 
