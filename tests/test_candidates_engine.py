@@ -438,8 +438,8 @@ def test_windows_give_the_whole_cloud_answer(monkeypatch, query, strategy):
     """Searching tiny windows of trees gives, for every limit, exactly the
     requests and summaries of one window holding the whole cloud; so does
     searching only the few trees that could serve (in this small world
-    every class and trait is held by few providers), in tiny windows or
-    in one."""
+    MEMORY_MB, CUSTOM_FAST and the roots having it are few), in tiny
+    windows or in one."""
     env = _env_with(allocation_candidates_generation_strategy=strategy)
     try:
         worlds.load_into_db(env.db, SHARED_WORLD)

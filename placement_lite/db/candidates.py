@@ -229,14 +229,19 @@ _HOLDERS_OF_TRAITS = (
 #: {engine: {('class', rc id) or ('traits', frozenset of trait ids): the
 #: monotonic time until which they count as widely held}}.
 _WIDELY_HELD = weakref.WeakKeyDictionary()
+#: {engine: (the monotonic time until which it holds, how many trees there
+#: were)}.
+_TREES = weakref.WeakKeyDictionary()
 
 
 def holders_if_few(conn, rc_id=None, trait_ids=()):
     """{provider id: root id} of the providers holding an inventory of
-    ``rc_id``, or having any of ``trait_ids``, when they are at most
-    FEW_HOLDERS; otherwise None. Found held widely, a class or trait is
-    not read again for RECHECK_WIDELY_HELD_AFTER seconds: whether it is
-    read only decides how much a search reads, never what it finds."""
+    ``rc_id``, or having any of ``trait_ids``, when they are few: at most
+    FEW_HOLDERS, and at most half as many as there are trees (searching
+    their trees alone then reads at most half the cloud); otherwise None.
+    Found held widely, a class or trait is not read again for
+    RECHECK_WIDELY_HELD_AFTER seconds: whether it is read only decides how
+    much a search reads, never what it finds."""
     if rc_id is not None:
         key, query, params = ('class', rc_id), _HOLDERS_OF_CLASS, {
             'rc_id': rc_id}
@@ -248,10 +253,21 @@ def holders_if_few(conn, rc_id=None, trait_ids=()):
     if widely_held.get(key, 0) > now:
         return None
     found = conn.execute(query, params).all()
-    if len(found) > FEW_HOLDERS:
+    if len(found) > FEW_HOLDERS or 2 * len(found) > trees_lately(conn):
         widely_held[key] = now + RECHECK_WIDELY_HELD_AFTER
         return None
     return dict(found)
+
+
+def trees_lately(conn):
+    """How many trees there are, counted at most RECHECK_WIDELY_HELD_AFTER
+    seconds ago (enough to tell few from many)."""
+    now = time.monotonic()
+    until, trees = _TREES.get(conn.engine, (0, 0))
+    if until <= now:
+        trees = root_count(conn)
+        _TREES[conn.engine] = (now + RECHECK_WIDELY_HELD_AFTER, trees)
+    return trees
 
 
 _SHARING = (sa.select(rpt.c.resource_provider_id)

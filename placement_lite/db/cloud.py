@@ -107,8 +107,9 @@ def _key(scope, params):
 
 
 class CloudRead(scope_reads.Read):
-    """A Read of the whole cloud, with the state and usage it was made of
-    (as _Lines), from which the next one is patched."""
+    """A kept Read (of the whole cloud or of a window), with the state and
+    usage it was made of (as _Lines), from which the next one of the same
+    scope is patched."""
 
     __slots__ = ('state', 'usage', 'transactions_seen')
 
@@ -121,7 +122,7 @@ class CloudRead(scope_reads.Read):
         self.transactions_seen = None
 
     def patched(self, state, usage, place):
-        """This read of the whole cloud brought up to ``state`` and
+        """This read brought up to ``state`` and
         ``usage`` (the _Lines just read): the providers whose state line is
         new are placed with ``place(rows)`` (see stock.places), those
         whose line is gone are dropped, and every other provider stays as

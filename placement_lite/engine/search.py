@@ -151,14 +151,16 @@ class Searcher:
     def few_trees(self):
         """The sorted root ids of the only trees that could serve the
         request, when a class or trait some group asks for is held by few
-        providers (db.FEW_HOLDERS), none sharing its inventory, or
-        root_required allows few roots; None otherwise (or when a name is
-        unknown: the search tells). Searching those trees alone finds what
-        searching every tree would."""
+        providers (db.holders_if_few), none sharing its inventory, or
+        root_required allows as few roots; None otherwise (or when a name
+        is unknown: the search tells). Searching those trees alone finds
+        what searching every tree would."""
         names = self.names
         known = names.known
         narrowed = names.allowed_anchors
-        if narrowed is not None and len(narrowed) > db.FEW_HOLDERS:
+        if narrowed is not None and (
+                len(narrowed) > db.FEW_HOLDERS
+                or 2 * len(narrowed) > db.trees_lately(names.conn)):
             narrowed = None
         for group in (searcher.group for searcher in self._groups):
             if not group.resources:
