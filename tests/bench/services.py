@@ -184,6 +184,19 @@ class UwsgiService:
             pass
         self.process.wait()
         self.process = None
+        _wait_until_gone(group)
+
+
+def _wait_until_gone(group, timeout=10.0):
+    """Wait until no process of ``group`` is left: a worker still dying
+    holds the listening socket, and the next start could not bind it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
 
     def restart(self):
         self.stop()
