@@ -186,18 +186,6 @@ class UwsgiService:
         self.process = None
         _wait_until_gone(group)
 
-
-def _wait_until_gone(group, timeout=10.0):
-    """Wait until no process of ``group`` is left: a worker still dying
-    holds the listening socket, and the next start could not bind it."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(group, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.05)
-
     def restart(self):
         self.stop()
         self.start()
@@ -229,6 +217,18 @@ def _wait_until_gone(group, timeout=10.0):
                 continue
             sizes.append(int(status.split('VmRSS:')[1].split()[0]))
         return sizes
+
+
+def _wait_until_gone(group, timeout=10.0):
+    """Wait until no process of ``group`` is left: a worker still dying
+    holds the listening socket, and the next start could not bind it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
 
 
 def placement_lite(port, database_url, workdir, **settings):
