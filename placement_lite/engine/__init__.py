@@ -54,7 +54,7 @@ EMPTY = Candidates([], {}, {})
 WINDOW_MIN = 64
 #: A first window holds this many times the trees the last search of the
 #: same request needed for ``limit`` trees able to serve (see
-#: _first_window).
+#: _Shape.first_window).
 WINDOW_MARGIN = 1.25
 #: Request shapes whose last window searches are remembered, per database.
 SHAPES_KEPT = 512
@@ -96,13 +96,10 @@ def find_candidates(database, conf, request, nested_aware=True):
     with database.replica_reader() as conn:
         try:
             searcher = search.Searcher(conn, request, tally)
-            if spread:
-                shapes = _TREES_PER_ANCHOR.setdefault(conn.engine, {})
-                shape = repr(dataclasses.replace(request, limit=None))
+            shape = _Shape(conn.engine, request) if spread else None
             if searcher.explained_root is None:
-                windows = _windows(
-                    conn, _first_window(shapes.get(shape), bound), rng,
-                    searcher, tally) if spread else (None,)
+                windows = _windows(conn, shape.first_window(bound), rng,
+                                   searcher, tally) if spread else (None,)
             else:
                 windows = (snapshot.Window(searcher.explained_root,
                                            searcher.explained_root, False),)
@@ -113,7 +110,7 @@ def find_candidates(database, conf, request, nested_aware=True):
             if spread:
                 chosen, roots = _spread(searched, bound, strategy)
                 shown = None
-                _remember(shapes, shape, counted)
+                shape.remember(counted)
             else:
                 chosen, roots, shown = _in_strategy_order(
                     conn, searched, bound, strategy, nested_aware)
@@ -236,34 +233,44 @@ def _more_from_each_tree(trees, bound, strategy):
     return chosen
 
 
-def _first_window(trees_per_anchor, bound):
-    """How many trees the first window holds: for a request searched
-    before, enough for ``bound`` trees able to serve at the rate the last
-    search found them (``trees_per_anchor``), with WINDOW_MARGIN; else
-    twice ``bound``. (Any size gives the same answer, a window too small
-    costs one more, a window too large reads what is not needed.)"""
-    if trees_per_anchor is None:
-        return max(2 * bound, WINDOW_MIN)
-    return max(WINDOW_MIN,
-               math.ceil(bound * trees_per_anchor * WINDOW_MARGIN))
+class _Shape:
+    """A request's shape (the request but for its limit), and how many
+    trees the last windowed search of that shape read per tree able to
+    serve, kept per database (the SHAPES_KEPT shapes searched last)."""
 
+    def __init__(self, engine, request):
+        self._kept = _TREES_PER_ANCHOR.setdefault(engine, {})
+        self._key = repr(dataclasses.replace(request, limit=None))
 
-def _remember(shapes, shape, counted):
-    """Keep the rate of trees able to serve ``counted`` in the windows of
-    a request of this ``shape``, for its next search (_first_window)."""
-    if not counted.anchors:
-        return
-    shapes.pop(shape, None)
-    shapes[shape] = counted.trees / counted.anchors
-    if len(shapes) > SHAPES_KEPT:
-        del shapes[next(iter(shapes))]
+    def first_window(self, bound):
+        """How many trees the first window holds: enough for ``bound``
+        trees able to serve at the rate the last search of this shape
+        found them, with WINDOW_MARGIN; never searched, twice ``bound``.
+        (Any size gives the same answer, a window too small costs one
+        more, a window too large reads what is not needed.)"""
+        trees_per_anchor = self._kept.get(self._key)
+        if trees_per_anchor is None:
+            return max(2 * bound, WINDOW_MIN)
+        return max(WINDOW_MIN,
+                   math.ceil(bound * trees_per_anchor * WINDOW_MARGIN))
+
+    def remember(self, counted):
+        """Keep the rate of trees able to serve ``counted`` (a _Counted)
+        for the next search of this shape."""
+        if not counted.anchors:
+            return
+        kept = self._kept
+        kept.pop(self._key, None)
+        kept[self._key] = counted.trees / counted.anchors
+        if len(kept) > SHAPES_KEPT:
+            del kept[next(iter(kept))]
 
 
 def _windows(conn, size, rng, searcher, tally):
     """The windows of trees to search in turn (snapshot.Window), at first
-    ``size`` trees (see _first_window), twice as many each time; None for
-    the whole cloud, when one window holds every tree (the unscoped
-    queries search it faster). A window holding half the cloud or more is
+    ``size`` trees (see _Shape.first_window), twice as many each time;
+    None for the whole cloud, when one window holds every tree (the
+    unscoped queries search it faster). A window holding half the cloud or more is
     marked ``most_of_cloud``. With ``rng``, windows start at a tree picked
     at random and wrap around, so every tree is as likely to be searched
     first.
