@@ -122,8 +122,6 @@ class Snapshot:
         #: {frozenset of rc ids: whether few providers of a window read
         #: whole had an inventory of them}.
         self._rare_classes = {}
-        #: How many trees the cloud has, counted when first needed.
-        self._root_count = None
 
     def capacities(self, rc_ids, root_id=None, window=None, also_ids=()):
         """{rc id: {provider id: Capacity}} for every inventory of
@@ -172,7 +170,8 @@ class Snapshot:
         """
         whole_cloud = scope_reads.WHOLE_CLOUD, {}
         if roots is not None:
-            if len(roots) >= FEW_TREES and 2 * len(roots) >= self._roots():
+            if len(roots) >= FEW_TREES and 2 * len(roots) >= (
+                    candidates.trees_lately(self.conn)):
                 return whole_cloud
             return scope_reads.Scope(by_roots=True), {'roots': sorted(roots)}
         params = {'root_id': root_id, 'rc_ids': sorted(rc_ids)}
@@ -200,11 +199,6 @@ class Snapshot:
     def read_whole_cloud(self):
         """Read every provider (what warm_caches needs)."""
         self._read(scope_reads.WHOLE_CLOUD, {})
-
-    def _roots(self):
-        if self._root_count is None:
-            self._root_count = candidates.root_count(self.conn)
-        return self._root_count
 
     def _cut_from_cloud(self, rc_ids, window, also_ids):
         if self._cloud is None:
