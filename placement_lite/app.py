@@ -32,6 +32,7 @@ from placement_lite import requestlog
 from placement_lite import routes
 from placement_lite.db import api as db_api
 from placement_lite.domain import standard_names
+from placement_lite.handlers import allocation_candidates
 
 LOG = logging.getLogger(__name__)
 
@@ -361,7 +362,7 @@ def build_app(conf, db=None):
     db_api.retry_while_unavailable(db, conf.placement_database,
                                    lambda: _prepare_database(conf, db))
     if conf.placement.warm_caches_on_start:
-        engine.warm_caches(db)
+        allocation_candidates.render_ahead(engine.warm_caches(db).values())
     db.dispose()
     enforcer = policy.Enforcer(conf)
 

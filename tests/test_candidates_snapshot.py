@@ -19,6 +19,7 @@ from placement_lite.db import scope_reads
 from placement_lite.db import snapshot
 from placement_lite.db import stock
 from placement_lite.db import tables
+from placement_lite.handlers import allocation_candidates
 from tests import candidate_worlds as worlds
 from tests import harness
 
@@ -97,21 +98,37 @@ def test_kept_stocks_are_read_once_and_again_after_a_change(
 
 @pytest.mark.parametrize('warm', [True, False])
 def test_an_application_built_warm_reads_no_stock_when_it_first_serves(
-        environment, warm):
+        environment, monkeypatch, warm):
     """With [placement] warm_caches_on_start (the default) the application
-    reads every provider while it is built, so its first candidates
-    request reads no provider's inventories; without, that request
-    does."""
+    reads every provider while it is built, and makes and renders their
+    summaries, so its first candidates request reads no provider's
+    inventories and shows the summaries made at start-up; without, that
+    request reads, makes and renders them."""
     _create_host(environment, 'cn1', 4)
     _create_host(environment, 'cn2', 8)
     built = harness.Environment(
         environment.backend, database_url=environment.db.url,
         **{'placement.warm_caches_on_start': warm})
     read = []
+    made = []
 
     def record(_conn, _cursor, statement, *_args):
         read.append(statement)
 
+    real_summary = snapshot.Snapshot._summary
+
+    def summary(self, provider_id, *args):
+        made.append(provider_id)
+        return real_summary(self, provider_id, *args)
+
+    real_member = allocation_candidates._member
+
+    def member(summary, shape):
+        made.append(summary.uuid)
+        return real_member(summary, shape)
+
+    monkeypatch.setattr(snapshot.Snapshot, '_summary', summary)
+    monkeypatch.setattr(allocation_candidates, '_member', member)
     sa.event.listen(built.db.read_engine, 'before_cursor_execute', record)
     try:
         assert _vcpu_capacities(built) == {U('cn1'): 4, U('cn2'): 8}
@@ -120,6 +137,7 @@ def test_an_application_built_warm_reads_no_stock_when_it_first_serves(
                         record)
         built.close()
     assert len(_inventory_reads(read)) == (0 if warm else 1)
+    assert len(made) == (0 if warm else 4)
 
 
 def test_whole_cloud_reads_place_again_only_changed_providers(

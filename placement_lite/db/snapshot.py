@@ -197,8 +197,14 @@ class Snapshot:
                                  of_classes=of_classes), params
 
     def read_whole_cloud(self):
-        """Read every provider (what warm_caches needs)."""
-        self._read(scope_reads.WHOLE_CLOUD, {})
+        """Read every provider, index who holds each class and make every
+        provider's summary, as the first request searching the whole
+        cloud would (what warm_caches needs); returns the summaries (see
+        summaries)."""
+        read = self._read(scope_reads.WHOLE_CLOUD, {})
+        read.capacities({rc_id for place in read.providers.values()
+                         for rc_id, *_ in place[2].inventories})
+        return self.summaries({place[1] for place in read.providers.values()})
 
     def _cut_from_cloud(self, rc_ids, window, also_ids):
         if self._cloud is None:

@@ -138,6 +138,18 @@ class _Shape(typing.NamedTuple):
     tree: bool
 
 
+#: How summaries show providers from 1.29: nova's shape and the newest.
+_NEWEST_SHAPE = _Shape(None, True, True)
+
+
+def render_ahead(summaries):
+    """Render each of ``summaries`` (snapshot.ProviderSummary) as answers
+    from 1.29 show it, kept on the summary for them (see _rendered): at
+    start-up, so that the first answers pay no more than later ones."""
+    for summary in summaries:
+        _rendered(summary, _NEWEST_SHAPE)
+
+
 #: One string as json.dumps writes it: quoted, escaped, ASCII only.
 _quote = json.encoder.encode_basestring_ascii
 
