@@ -5,7 +5,6 @@ import time
 import types
 
 import pytest
-import sqlalchemy as sa
 
 from placement_lite import engine
 from placement_lite.db import candidates as db_candidates
@@ -562,6 +561,34 @@ def test_a_first_window_is_sized_by_the_last_search_of_its_request(
         env.close()
 
 
+@pytest.mark.mysql
+def test_holders_are_read_with_their_roots_when_few(environment,
+                                                    monkeypatch):
+    """db.holders_if_few gives each holder's root, of a class or of any of
+    some traits, on every backend (PostgreSQL reads them another way);
+    None when more hold it than ``most`` or FEW_HOLDERS."""
+    ids = worlds.load_into_db(environment.db, FEW_TRAITED)
+    monkeypatch.setattr(db_candidates, 'FEW_HOLDERS', 30)
+    names = {provider_id: name for name, provider_id in ids.items()}
+    with environment.db.replica_reader() as conn:
+        known = db_candidates.read_known(conn, ['VGPU', 'VCPU'],
+                                         ['CUSTOM_WIDE', 'CUSTOM_LONE'],
+                                         (), ())
+        rc_ids = {name: rc_id for rc_id, name in known.class_names.items()}
+
+        def holders(**kwargs):
+            found = db_candidates.holders_if_few(conn, **kwargs)
+            return found if found is None else {
+                names[holder]: names[root] for holder, root in found.items()}
+
+        assert holders(rc_id=rc_ids['VGPU']) == {'h3-gpu': 'h3',
+                                                 'h31-gpu': 'h31'}
+        assert holders(rc_id=rc_ids['VGPU'], most=1) is None
+        assert holders(trait_ids=set(known.trait_ids.values())) == {
+            'h0-pf': 'h0', 'h7-pf': 'h7', 'h31-pf': 'h31'}
+        assert holders(rc_id=rc_ids['VCPU']) is None
+
+
 def test_a_widely_held_class_is_not_read_again(monkeypatch):
     """A class held by more than FEW_HOLDERS providers narrows nothing,
     and its holders are not read again for RECHECK_WIDELY_HELD_AFTER
@@ -572,12 +599,13 @@ def test_a_widely_held_class_is_not_read_again(monkeypatch):
         worlds.load_into_db(env.db, FEW_TRAITED)
         monkeypatch.setattr(db_candidates, 'FEW_HOLDERS', 30)
         holders_read = []
+        real_query = db_candidates._holders_query
 
-        @sa.event.listens_for(env.db.read_engine, 'before_cursor_execute')
-        def record(conn, cursor, statement, parameters, context,
-                   executemany):
-            if 'FROM inventories JOIN resource_providers' in statement:
-                holders_read.append(parameters)
+        def holders_query(holder_ids, postgresql):
+            holders_read.append(holder_ids)
+            return real_query(holder_ids, postgresql)
+
+        monkeypatch.setattr(db_candidates, '_holders_query', holders_query)
 
         query = 'resources=VCPU:1,VGPU:1&limit=5'
         first = worlds.candidates(env, query)

@@ -170,12 +170,13 @@ class Searcher:
                 if rc_id is None or rc_id not in known.largest:
                     return None
                 narrowed = self._narrowed(narrowed, db.holders_if_few(
-                    names.conn, rc_id=rc_id))
+                    names.conn, rc_id=rc_id, most=_worth_reading(narrowed)))
             for alternatives in group.required_traits:
                 if not all(name in known.trait_ids for name in alternatives):
                     return None
                 narrowed = self._narrowed(narrowed, db.holders_if_few(
-                    names.conn, trait_ids=_trait_ids(known, alternatives)))
+                    names.conn, trait_ids=_trait_ids(known, alternatives),
+                    most=_worth_reading(narrowed)))
         if narrowed is None:
             return None
         return sorted(narrowed - names.excluded_anchors)
@@ -402,6 +403,15 @@ def _narrowed(allowed, name, roots, tally):
     if not allowed:
         raise NoCandidates()
     return allowed
+
+
+def _worth_reading(narrowed):
+    """The most holders worth reading to narrow the trees ``narrowed``
+    (None: every tree) further: db.CHEAP_HOLDERS, or half as many as
+    there are trees when more (reading more costs about what searching
+    them would)."""
+    return None if narrowed is None else max(db.CHEAP_HOLDERS,
+                                             len(narrowed) // 2)
 
 
 def _trait_ids(known, names):
