@@ -174,17 +174,29 @@ def _rows(kind, id_, name=_NO_NAME, amount=_NO_AMOUNT):
     return sa.select(sa.literal_column(str(kind)), id_, name, amount)
 
 
-_KNOWN = sa.union_all(
-    _rows(0, rc.c.id, rc.c.name),
-    _rows(2, rc.c.id, amount=sa.select(sa.func.max(tables.largest_unit(_inv)))
-          .where(_inv.c.resource_class_id == rc.c.id).scalar_subquery())
+_CLASS_NAMES = _rows(0, rc.c.id, rc.c.name)
+#: The parts of a Known besides class names, by the parameter they need.
+_KNOWN_PARTS = {
+    'classes': _rows(2, rc.c.id, amount=sa.select(
+        sa.func.max(tables.largest_unit(_inv))).where(
+            _inv.c.resource_class_id == rc.c.id).scalar_subquery())
     .where(rc.c.name.in_(links.list_param('classes'))),
-    _rows(3, traits.c.id, traits.c.name)
+    'traits': _rows(3, traits.c.id, traits.c.name)
     .where(traits.c.name.in_(links.list_param('traits'))),
-    _rows(4, aggs.c.id, aggs.c.uuid)
+    'aggregates': _rows(4, aggs.c.id, aggs.c.uuid)
     .where(aggs.c.uuid.in_(links.list_param('aggregates'))),
-    _rows(5, rp.c.root_provider_id, rp.c.uuid)
-    .where(rp.c.uuid.in_(links.list_param('trees'))))
+    'trees': _rows(5, rp.c.root_provider_id, rp.c.uuid)
+    .where(rp.c.uuid.in_(links.list_param('trees'))),
+}
+
+
+@functools.cache
+def _known_query(named):
+    """Query: the rows of a Known, for the parameters ``named`` (a sorted
+    tuple of _KNOWN_PARTS keys): a part nothing is named for is left out,
+    not planned and run to find nothing."""
+    return sa.union_all(_CLASS_NAMES, *(_KNOWN_PARTS[name]
+                                        for name in named))
 
 
 def read_known(conn, classes, trait_names, aggregate_uuids, tree_uuids):
@@ -193,9 +205,10 @@ def read_known(conn, classes, trait_names, aggregate_uuids, tree_uuids):
     providers, in one round trip."""
     class_names, largest = {}, {}
     trait_ids, aggregate_ids_, tree_roots = {}, {}, {}
-    found = conn.execute(_KNOWN, {
-        'classes': sorted(classes), 'traits': sorted(trait_names),
-        'aggregates': sorted(aggregate_uuids), 'trees': sorted(tree_uuids)})
+    params = {name: sorted(values) for name, values in (
+        ('classes', classes), ('traits', trait_names),
+        ('aggregates', aggregate_uuids), ('trees', tree_uuids)) if values}
+    found = conn.execute(_known_query(tuple(params)), params)
     for kind, id_, name, amount in found:
         if kind == 0:
             class_names[id_] = name
