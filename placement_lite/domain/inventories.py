@@ -163,13 +163,6 @@ def get_inventory(database, uuid, resource_class):
         return provider.generation, Inventory.from_row(row)
 
 
-def require_provider(database, uuid):
-    """404 for an unknown provider: checked before the body is read, as the
-    reference orders its answers."""
-    with database.reader() as conn:
-        providers.provider_or_404(conn, uuid)
-
-
 def add_inventory(database, uuid, inventory, reserved_may_equal_total):
     """Add inventory of a class the provider has none of; returns the new generation."""
     def work(conn):

@@ -29,12 +29,11 @@ class ProviderAggregates:
         util.require_json_content(req)
         util.require_version(req, microversion.PROVIDER_AGGREGATES)
         req.placement.can('placement:resource_providers:aggregates:update')
-        # The reference answers 404 for an unknown provider before it
-        # looks at the body.
-        providers.get_provider(req.placement.db, uuid)
         version = microversion.of(req)
-        data = util.json_body(req, microversion.schema_for(
-            version, schemas.SET_AGGREGATES))
+        with util.found_first(
+                lambda: providers.get_provider(req.placement.db, uuid)):
+            data = util.json_body(req, microversion.schema_for(
+                version, schemas.SET_AGGREGATES))
         if version >= microversion.AGGREGATES_GENERATION:
             aggregate_uuids = data['aggregates']
             generation = data['resource_provider_generation']

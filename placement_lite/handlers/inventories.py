@@ -5,6 +5,7 @@ import re
 from placement_lite import errors
 from placement_lite import microversion
 from placement_lite.domain import inventories
+from placement_lite.domain import providers
 from placement_lite.handlers import util
 from placement_lite.schemas import common
 from placement_lite.schemas import inventories as schemas
@@ -57,9 +58,10 @@ class Inventories:
     def on_post(self, req, resp, uuid):
         util.require_json_content(req)
         req.placement.can('placement:resource_providers:inventories:create')
-        inventories.require_provider(req.placement.db, uuid)
-        data = util.json_body(req, schemas.CREATE_ONE)
-        inventory = _inventory(data.pop('resource_class'), data)
+        with util.found_first(
+                lambda: providers.get_provider(req.placement.db, uuid)):
+            data = util.json_body(req, schemas.CREATE_ONE)
+            inventory = _inventory(data.pop('resource_class'), data)
         generation = inventories.add_inventory(
             req.placement.db, uuid, inventory, _reserved_may_equal_total(req))
         resp.location = util.location(
@@ -69,16 +71,17 @@ class Inventories:
     def on_put(self, req, resp, uuid):
         util.require_json_content(req)
         req.placement.can('placement:resource_providers:inventories:update')
-        inventories.require_provider(req.placement.db, uuid)
-        data = util.json_body(req, schemas.REPLACE_ALL)
-        for resource_class, fields in data['inventories'].items():
-            if not _LISTED_CLASS.match(resource_class):
-                # The schema only checks entries under well-formed names;
-                # the others must still be inventories (the reference fails
-                # with a 500 on them).
-                util.validate(fields, schemas.INVENTORY_RECORD)
-        wanted = [_inventory(resource_class, fields)
-                  for resource_class, fields in data['inventories'].items()]
+        with util.found_first(
+                lambda: providers.get_provider(req.placement.db, uuid)):
+            data = util.json_body(req, schemas.REPLACE_ALL)
+            for resource_class, fields in data['inventories'].items():
+                if not _LISTED_CLASS.match(resource_class):
+                    # The schema only checks entries under well-formed
+                    # names; the others must still be inventories (the
+                    # reference fails with a 500 on them).
+                    util.validate(fields, schemas.INVENTORY_RECORD)
+            wanted = [_inventory(resource_class, fields) for resource_class,
+                      fields in data['inventories'].items()]
         generation = inventories.replace_inventories(
             req.placement.db, uuid, data['resource_provider_generation'],
             wanted, _reserved_may_equal_total(req))
@@ -103,9 +106,10 @@ class Inventory:
     def on_put(self, req, resp, uuid, resource_class):
         util.require_json_content(req)
         req.placement.can('placement:resource_providers:inventories:update')
-        inventories.require_provider(req.placement.db, uuid)
-        data = util.json_body(req, schemas.UPDATE_ONE)
-        inventory = _inventory(resource_class, data)
+        with util.found_first(
+                lambda: providers.get_provider(req.placement.db, uuid)):
+            data = util.json_body(req, schemas.UPDATE_ONE)
+            inventory = _inventory(resource_class, data)
         generation = inventories.update_inventory(
             req.placement.db, uuid, data['resource_provider_generation'],
             inventory, _reserved_may_equal_total(req))

@@ -141,12 +141,11 @@ class ResourceProvider:
     def on_put(self, req, resp, uuid):
         util.require_json_content(req)
         req.placement.can('placement:resource_providers:update')
-        # The reference answers 404 for an unknown provider before it
-        # looks at the body.
-        providers.get_provider(req.placement.db, uuid)
         version = microversion.of(req)
-        data = util.json_body(req, microversion.schema_for(version,
-                                                           schemas.UPDATE))
+        with util.found_first(
+                lambda: providers.get_provider(req.placement.db, uuid)):
+            data = util.json_body(req, microversion.schema_for(
+                version, schemas.UPDATE))
         provider, before = providers.update_provider(
             req.placement.db, uuid, data['name'],
             data.get('parent_provider_uuid', providers.KEEP_PARENT),

@@ -1,5 +1,6 @@
 """HTTP helpers shared by the handler modules: bodies, query strings, headers."""
 
+import contextlib
 import datetime
 import email.utils
 import itertools
@@ -89,6 +90,20 @@ def json_body(req, schema=None, code=errors.DEFAULT):
     if schema is not None:
         validate(data, schema, code)
     return data
+
+
+@contextlib.contextmanager
+def found_first(require_existing):
+    """Around reading a request's body for a write: when the body is
+    refused, 404 first if what it is written to does not exist
+    (``require_existing()`` raises it), as the reference looks before it
+    reads. An accepted body spares that look: the write looks itself, in
+    its transaction, and answers the same 404."""
+    try:
+        yield
+    except errors.PlacementError:
+        require_existing()
+        raise
 
 
 def _number_constant(name):
