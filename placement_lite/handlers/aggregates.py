@@ -2,7 +2,6 @@
 
 from placement_lite import microversion
 from placement_lite.domain import provider_aggregates
-from placement_lite.domain import providers
 from placement_lite.handlers import util
 from placement_lite.schemas import aggregates as schemas
 
@@ -30,8 +29,7 @@ class ProviderAggregates:
         util.require_version(req, microversion.PROVIDER_AGGREGATES)
         req.placement.can('placement:resource_providers:aggregates:update')
         version = microversion.of(req)
-        with util.found_first(
-                lambda: providers.get_provider(req.placement.db, uuid)):
+        with util.provider_found_first(req, uuid):
             data = util.json_body(req, microversion.schema_for(
                 version, schemas.SET_AGGREGATES))
         if version >= microversion.AGGREGATES_GENERATION:

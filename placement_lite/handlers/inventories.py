@@ -5,7 +5,6 @@ import re
 from placement_lite import errors
 from placement_lite import microversion
 from placement_lite.domain import inventories
-from placement_lite.domain import providers
 from placement_lite.handlers import util
 from placement_lite.schemas import common
 from placement_lite.schemas import inventories as schemas
@@ -58,8 +57,7 @@ class Inventories:
     def on_post(self, req, resp, uuid):
         util.require_json_content(req)
         req.placement.can('placement:resource_providers:inventories:create')
-        with util.found_first(
-                lambda: providers.get_provider(req.placement.db, uuid)):
+        with util.provider_found_first(req, uuid):
             data = util.json_body(req, schemas.CREATE_ONE)
             inventory = _inventory(data.pop('resource_class'), data)
         generation = inventories.add_inventory(
@@ -71,8 +69,7 @@ class Inventories:
     def on_put(self, req, resp, uuid):
         util.require_json_content(req)
         req.placement.can('placement:resource_providers:inventories:update')
-        with util.found_first(
-                lambda: providers.get_provider(req.placement.db, uuid)):
+        with util.provider_found_first(req, uuid):
             data = util.json_body(req, schemas.REPLACE_ALL)
             for resource_class, fields in data['inventories'].items():
                 if not _LISTED_CLASS.match(resource_class):
@@ -106,8 +103,7 @@ class Inventory:
     def on_put(self, req, resp, uuid, resource_class):
         util.require_json_content(req)
         req.placement.can('placement:resource_providers:inventories:update')
-        with util.found_first(
-                lambda: providers.get_provider(req.placement.db, uuid)):
+        with util.provider_found_first(req, uuid):
             data = util.json_body(req, schemas.UPDATE_ONE)
             inventory = _inventory(resource_class, data)
         generation = inventories.update_inventory(

@@ -142,8 +142,7 @@ class ResourceProvider:
         util.require_json_content(req)
         req.placement.can('placement:resource_providers:update')
         version = microversion.of(req)
-        with util.found_first(
-                lambda: providers.get_provider(req.placement.db, uuid)):
+        with util.provider_found_first(req, uuid):
             data = util.json_body(req, microversion.schema_for(
                 version, schemas.UPDATE))
         provider, before = providers.update_provider(

@@ -16,6 +16,7 @@ from oslo_utils import uuidutils
 from placement_lite import errors
 from placement_lite import microversion
 from placement_lite import schema_errors
+from placement_lite.domain import providers
 from placement_lite.schemas import common as schemas_common
 
 JSON = 'application/json'
@@ -93,16 +94,16 @@ def json_body(req, schema=None, code=errors.DEFAULT):
 
 
 @contextlib.contextmanager
-def found_first(require_existing):
-    """Around reading a request's body for a write: when the body is
-    refused, 404 first if what it is written to does not exist
-    (``require_existing()`` raises it), as the reference looks before it
-    reads. An accepted body spares that look: the write looks itself, in
-    its transaction, and answers the same 404."""
+def provider_found_first(req, uuid):
+    """Around reading the body of a write to the provider ``uuid``: when
+    the body is refused, 404 first if the provider does not exist, as the
+    reference looks before it reads. An accepted body spares that look:
+    the write looks itself, in its transaction, and answers the same
+    404."""
     try:
         yield
     except errors.PlacementError:
-        require_existing()
+        providers.get_provider(req.placement.db, uuid)
         raise
 
 
