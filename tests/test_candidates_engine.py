@@ -626,6 +626,52 @@ def test_a_widely_held_class_is_not_read_again(monkeypatch):
         env.close()
 
 
+def test_holders_found_more_than_wanted_are_not_read_again(monkeypatch):
+    """Once trees are narrowed, a trait held by more providers than are
+    worth reading to narrow them further is read once; later requests
+    asking as little of it do not read it again, and the answer is the
+    same."""
+    env = _env_with()
+    try:
+        ids = worlds.load_into_db(env.db, FEW_TRAITED)
+        monkeypatch.setattr(db_candidates, 'FEW_HOLDERS', 30)
+        monkeypatch.setattr(db_candidates, 'CHEAP_HOLDERS', 1)
+        read = []
+        real_holders = db_candidates.holders_if_few
+
+        def holders_if_few(conn, rc_id=None, trait_ids=(), most=None):
+            found = real_holders(conn, rc_id, trait_ids, most)
+            read.append((rc_id, tuple(trait_ids), found))
+            return found
+
+        real_query = db_candidates._holders_query
+        queried = []
+
+        def holders_query(holder_ids, postgresql):
+            queried.append(holder_ids)
+            return real_query(holder_ids, postgresql)
+
+        monkeypatch.setattr(db_candidates, 'holders_if_few', holders_if_few)
+        monkeypatch.setattr(db_candidates, '_holders_query', holders_query)
+        query = ('resources=VCPU:1,VGPU:1&resources1=SRIOV_NET_VF:1'
+                 '&required1=CUSTOM_WIDE&group_policy=none&limit=5')
+        first = worlds.candidates(env, query)
+        assert [set(r['allocations']) for r in first['allocation_requests']
+                ] == [{worlds.uuid_of(name)
+                       for name in ('h31', 'h31-gpu', 'h31-pf')}]
+        # VCPU and SRIOV_NET_VF: held by all 40 trees; VGPU: by h3 and h31;
+        # CUSTOM_WIDE: by two providers, more than the one worth reading.
+        assert [found if found is None else set(found.values())
+                for _rc, _traits, found in read] == [
+                    None, {ids['h3'], ids['h31']}, None, None]
+        assert len(queried) == 4
+        queried.clear()
+        assert worlds.candidates(env, query) == first
+        assert len(queried) == 1
+    finally:
+        env.close()
+
+
 @pytest.mark.parametrize('query', [
     # More than the largest max_unit (big's DISK_GB: 500) ...
     'resources=DISK_GB:501',
