@@ -96,6 +96,14 @@ class Window(typing.NamedTuple):
         return self.first <= root_id <= self.last and (
             self.roots is None or root_id in self.roots)
 
+    def not_holding(self, root_ids):
+        """Those of the set ``root_ids`` not in the window."""
+        if self.roots is not None:
+            return root_ids - self.roots
+        first, last = self.first, self.last
+        return {root_id for root_id in root_ids
+                if not first <= root_id <= last}
+
 
 class Snapshot:
     """The providers one request has read: where each is, what it has
@@ -306,14 +314,15 @@ class Snapshot:
         elif window.holds(root_id):
             self._trees.add(root_id)
 
-    def _covers(self, root_id):
-        return (self._cloud is not None or root_id in self._trees
-                or any(window.holds(root_id) for window in self._windows))
-
     def _read_trees(self, root_ids):
         """Read every provider of the trees ``root_ids`` not read yet."""
-        missing = {root_id for root_id in root_ids
-                   if not self._covers(root_id)}
+        if self._cloud is not None:
+            return
+        missing = set(root_ids) - self._trees
+        for window in self._windows:
+            if not missing:
+                return
+            missing = window.not_holding(missing)
         if not missing:
             return
         scope, params = self._scope(roots=missing)

@@ -84,6 +84,8 @@ class Combiner:
         self.roomiest_first = roomiest_first
         self._parents_of_trees = parents
         self._parents = None
+        #: {provider id: frozenset of it and its ancestors}, made as asked.
+        self._lineages = {}
         #: Requests made only of sharing providers already produced.
         self.seen = set() if seen is None else seen
         #: how many choices were tried: lets tests prove work is bounded.
@@ -185,16 +187,10 @@ class Combiner:
         if self._parents is not None:
             return
         result = self.result
-        offered = set()
-        for group in result.groups:
-            for anchor in result.anchors:
-                choices = group.by_anchor[anchor]
-                if group.spread:
-                    offered.update(*choices.values())
-                else:
-                    offered.update(choices)
+        # A provider offered under an anchor is of the anchor's tree, or
+        # shares its inventory.
         self._parents = self._parents_of_trees(
-            {result.root_of(p) for p in offered})
+            set(result.anchors) | {result.root_of(p) for p in result.sharing})
 
     def for_anchor(self, anchor, every=False):
         """Lazily yield every allocation request under ``anchor``; with
@@ -294,18 +290,24 @@ class Combiner:
         if len(providers) == 1:
             return next(iter(providers))
         lineages = [self._lineage(p) for p in providers]
-        common = set.intersection(*lineages) & set(providers)
-        return next(iter(common), None)
+        for top in providers:
+            if all(top in lineage for lineage in lineages):
+                return top
+        return None
 
     def outside_subtree(self, top, provider):
         """True when ``provider`` is neither ``top`` nor below it."""
         return top not in self._lineage(provider)
 
     def _lineage(self, provider_id):
-        lineage = set()
-        while provider_id is not None:
-            lineage.add(provider_id)
-            provider_id = self._parents.get(provider_id)
+        """``provider_id`` and its ancestors: made once per provider, a
+        tree's walk asks for the same few again and again."""
+        lineage = self._lineages.get(provider_id)
+        if lineage is None:
+            parent_id = self._parents.get(provider_id)
+            lineage = self._lineages[provider_id] = (
+                frozenset((provider_id,)) if parent_id is None
+                else self._lineage(parent_id) | {provider_id})
         return lineage
 
 

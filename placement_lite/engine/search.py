@@ -742,6 +742,10 @@ class _GroupSearch:
 def _having_traits(providers, required_names, traits_of):
     """Those of ``providers`` having, for each set of ``required_names``,
     one of its traits (``traits_of(provider id)``: its trait names)."""
+    if len(required_names) == 1:
+        alternatives = required_names[0]
+        return {p for p in providers
+                if not alternatives.isdisjoint(traits_of(p))}
     return {p for p in providers
             if all(not alternatives.isdisjoint(traits_of(p))
                    for alternatives in required_names)}
