@@ -202,6 +202,76 @@ def test_a_cloud_at_rest_is_not_read_again_on_postgresql(environment,
     assert len(cloud_reads()) == 3
 
 
+@pytest.mark.only_backends('postgresql')
+@pytest.mark.parametrize('searched, first, second', [
+    ('every tree', 'cn1', 'cn2'),
+    ('some trees', 'cn2', 'cn3')])
+def test_windows_are_cut_from_a_cloud_at_rest(environment, statements,
+                                              monkeypatch, searched, first,
+                                              second):
+    """While nothing has committed since the whole cloud was read, a
+    window of trees (a range of them, or some trees: the few that could
+    serve) is cut from that read instead of read; after a commit it is
+    read. Either way the answer is the one a process that kept nothing
+    gives."""
+    monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
+    worlds.search_windows_of_every_tree(monkeypatch)
+    if searched == 'some trees':
+        rp = tables.resource_providers
+        monkeypatch.setattr(
+            engine.search.Searcher, 'few_trees',
+            lambda self: sorted(self.names.conn.execute(
+                sa.select(rp.c.id).where(rp.c.name.in_(
+                    ['cn2', 'cn3', 'cn4']))).scalars()))
+    for name, vcpus in (('cn1', 4), ('cn2', 8), ('cn3', 2), ('cn4', 6)):
+        _create_host(environment, name, vcpus)
+    query = 'resources=VCPU:1,DISK_GB:10&limit=1'
+    read_engine = environment.db.read_engine
+
+    def state_reads():
+        return len([s for s in statements if 'string_agg' in s])
+
+    def chosen(body):
+        return [set(r['allocations']) for r in body['allocation_requests']]
+
+    def forget_reads():
+        for kept in (cloud._LAST, stock._KEPT, snapshot._SHOWN):
+            kept.pop(read_engine, None)
+
+    def fresh_answer():
+        """The answer of a process that kept nothing, which leaves
+        nothing kept."""
+        forget_reads()
+        answer = worlds.candidates(environment, query)
+        forget_reads()
+        return answer
+
+    def cut_at_rest():
+        worlds.candidates(environment, 'resources=VCPU:1')
+        statements.clear()
+        cut = worlds.candidates(environment, query)
+        assert state_reads() == 0
+        windows = [read for key, read in cloud._LAST[read_engine].items()
+                   if key != cloud._WHOLE_CLOUD_KEY]
+        assert windows and all(read.state is None for read in windows)
+        return cut
+
+    cut = cut_at_rest()
+    assert chosen(cut) == [{U(first)}]
+    assert cut == fresh_answer()
+
+    assert cut_at_rest() == cut
+    _request(environment, 'PUT', '/allocations/%s' % U('c1'),
+             {'allocations': {U(first): {'resources': {'DISK_GB': 100}}},
+              'project_id': U('p'), 'user_id': U('u'),
+              'consumer_generation': None}, version='1.28', expect=204)
+    statements.clear()
+    read = worlds.candidates(environment, query)
+    assert state_reads() == 1
+    assert chosen(read) == [{U(second)}]
+    assert read == fresh_answer()
+
+
 @pytest.mark.mysql
 @pytest.mark.parametrize('limit, windows', [
     ('', 'whole cloud'), ('&limit=1', 'of the few trees that could serve'),

@@ -205,13 +205,15 @@ class Snapshot:
                                  of_classes=of_classes), params
 
     def read_whole_cloud(self):
-        """Read every provider, index who holds each class and make every
-        provider's summary, as the first request searching the whole
-        cloud would (what warm_caches needs); returns the summaries (see
-        summaries)."""
+        """Read every provider, index who holds each class and the
+        providers of each tree (windows are cut from it: cloud.read), and
+        make every provider's summary, as the first request searching the
+        whole cloud would (what warm_caches needs); returns the summaries
+        (see summaries)."""
         read = self._read(scope_reads.WHOLE_CLOUD, {})
         read.capacities({rc_id for place in read.providers.values()
                          for rc_id, *_ in place[2].inventories})
+        read.trees()
         return self.summaries({place[1] for place in read.providers.values()})
 
     def _cut_from_cloud(self, rc_ids, window, also_ids):
