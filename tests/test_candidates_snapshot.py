@@ -272,6 +272,74 @@ def test_windows_are_cut_from_a_cloud_at_rest(environment, statements,
     assert read == fresh_answer()
 
 
+SHARED_AT_REST = (
+    [{'name': 'h%d' % i, 'inventories': {'VCPU': 4},
+      'aggregates': ['a'] if i in (2, 3) else []} for i in range(1, 5)]
+    + [{'name': 'h3-gpu', 'parent': 'h3', 'inventories': {'VGPU': 1}},
+       {'name': 'pool', 'inventories': {'DISK_GB': 100},
+        'traits': ['MISC_SHARES_VIA_AGGREGATE'], 'aggregates': ['a']}])
+
+
+@pytest.mark.only_backends('postgresql')
+def test_a_cloud_at_rest_gives_sharing_and_holders_from_its_read(
+        environment, statements, monkeypatch):
+    """While nothing has committed since the whole cloud was read, the
+    trees sharing providers serve (found once for that read) and the
+    holders of a class come from it, not from the database; after a
+    commit they are read again. Either way the answer is the one a
+    process that kept nothing gives."""
+    monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
+    worlds.load_into_db(environment.db, SHARED_AT_REST)
+    read_engine = environment.db.read_engine
+    sharing = 'resources=VCPU:1,DISK_GB:10&limit=2'
+    rare = 'resources=VCPU:1,VGPU:1&limit=5'
+
+    def database_reads():
+        return [s for s in statements
+                if 'resource_provider_aggregates' in s
+                or 'FROM inventories' in s and 'largest' not in s]
+
+    def answers():
+        return [worlds.candidates(environment, query)
+                for query in (sharing, rare)]
+
+    def fresh_answers():
+        for kept in (cloud._LAST, stock._KEPT, snapshot._SHOWN):
+            kept.pop(read_engine, None)
+        return answers()
+
+    def chosen(body):
+        return [set(r['allocations']) for r in body['allocation_requests']]
+
+    worlds.candidates(environment, 'resources=VCPU:1')
+    answers()
+    statements.clear()
+    at_rest = answers()
+    assert database_reads() == []
+    assert len(cloud._LAST[read_engine]) > 1, 'no window was searched'
+    assert [chosen(body) for body in at_rest] == [
+        [{U('h2'), U('pool')}, {U('h3'), U('pool')}],
+        [{U('h3'), U('h3-gpu')}]]
+    assert at_rest == fresh_answers()
+
+    def set_aggregates(name, aggregates):
+        provider = _request(environment, 'GET',
+                            '/resource_providers/%s' % U(name))
+        _request(environment, 'PUT', '/resource_providers/%s/aggregates'
+                 % U(name), {'aggregates': aggregates,
+                             'resource_provider_generation':
+                             provider['generation']}, version='1.19')
+
+    worlds.candidates(environment, 'resources=VCPU:1')
+    set_aggregates('h2', [])
+    set_aggregates('h4', [U('a')])
+    statements.clear()
+    moved = answers()
+    assert database_reads() != []
+    assert chosen(moved[0]) == [{U('h3'), U('pool')}, {U('h4'), U('pool')}]
+    assert moved == fresh_answers()
+
+
 @pytest.mark.mysql
 @pytest.mark.parametrize('limit, windows', [
     ('', 'whole cloud'), ('&limit=1', 'of the few trees that could serve'),

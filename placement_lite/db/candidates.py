@@ -17,6 +17,7 @@ import weakref
 
 import sqlalchemy as sa
 
+from placement_lite.db import cloud
 from placement_lite.db import links
 from placement_lite.db import tables
 
@@ -287,13 +288,20 @@ def holders_if_few(conn, rc_id=None, trait_ids=(), most=None):
     until, more_than = held_by_more_than.get(key, (0, 0))
     if until > now and more_than >= most:
         return None
-    found = conn.execute(
-        _holders_query(holder_ids, conn.dialect.name == 'postgresql'),
-        {**params, 'most': most + 1}).all()
+    whole = cloud.at_rest(conn) if rc_id is not None else None
+    if whole is not None:
+        found = whole.capacities([rc_id])[rc_id]
+    else:
+        found = conn.execute(
+            _holders_query(holder_ids, conn.dialect.name == 'postgresql'),
+            {**params, 'most': most + 1}).all()
     if len(found) > FEW_HOLDERS or 2 * len(found) > trees_lately(conn):
         more_than = FEW_HOLDERS
     elif len(found) > most:
         more_than = most
+    elif whole is not None:
+        return {holder: capacity.root_id
+                for holder, capacity in found.items()}
     else:
         return dict(found)
     held_by_more_than[key] = (now + RECHECK_WIDELY_HELD_AFTER, more_than)
@@ -335,10 +343,37 @@ _ROOTS_IN_AGGREGATES = (
 def anchors_for_sharing(conn, sharing_ids):
     """{sharing provider id: root ids of the trees it serves}: the roots of
     every provider sharing an aggregate with it (its own root included when
-    it is in any aggregate).
+    it is in any aggregate). While the database is at rest since the
+    whole cloud was read (cloud.at_rest), taken from _every_sharing_anchor.
+    """
+    whole = cloud.at_rest(conn)
+    if whole is None:
+        return _read_anchors_for_sharing(conn, sharing_ids)
+    every = _every_sharing_anchor(conn, whole)
+    return {provider_id: every[provider_id] for provider_id in sharing_ids
+            if provider_id in every}
 
-    Two queries (the sharing providers' aggregates, then the roots in
-    them): as one join, PostgreSQL scans every membership first."""
+
+def find_every_sharing_anchor(conn):
+    """At start-up, find _every_sharing_anchor for the read of the whole
+    cloud just made, if the database is still at rest since: the first
+    requests then find it."""
+    whole = cloud.at_rest(conn)
+    if whole is not None:
+        _every_sharing_anchor(conn, whole)
+
+
+def _every_sharing_anchor(conn, whole):
+    """anchors_for_sharing of every sharing provider, read once for
+    ``whole``, the read of the whole cloud the database is at rest since."""
+    return whole.derived('sharing anchors', lambda: _read_anchors_for_sharing(
+        conn, sharing_provider_ids(conn)))
+
+
+def _read_anchors_for_sharing(conn, sharing_ids):
+    """anchors_for_sharing, read in two queries (the sharing providers'
+    aggregates, then the roots in them): as one join, PostgreSQL scans
+    every membership first."""
     anchors = collections.defaultdict(set)
     if not sharing_ids:
         return anchors
@@ -386,7 +421,21 @@ def sharing_anchors_in_window(conn, first, last, roots=None):
     trees whose root id is in ``first``..``last`` (and in ``roots``, when
     given): what anchors_for_sharing gives for a window, found from the
     window's side (its providers' aggregates), so the cost follows the
-    window, not how many sharing providers the cloud has."""
+    window, not how many sharing providers the cloud has. While the
+    database is at rest since the whole cloud was read (cloud.at_rest),
+    taken from _every_sharing_anchor."""
+    whole = cloud.at_rest(conn)
+    if whole is not None:
+        every = _every_sharing_anchor(conn, whole)
+        if roots is None:
+            in_window = {provider_id: {root_id for root_id in anchors
+                                       if first <= root_id <= last}
+                         for provider_id, anchors in every.items()}
+        else:
+            in_window = {provider_id: anchors & roots
+                         for provider_id, anchors in every.items()}
+        return {provider_id: anchors
+                for provider_id, anchors in in_window.items() if anchors}
     anchors = collections.defaultdict(set)
     if roots is None:
         found = conn.execute(_SHARING_SERVING_WINDOW,

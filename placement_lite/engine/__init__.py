@@ -133,13 +133,16 @@ def find_candidates(database, conf, request, nested_aware=True):
 
 def warm_caches(database):
     """Read the whole cloud once into what the process keeps between
-    requests (db.snapshot): the first request searching every tree then
-    finds it kept, as later ones do. Returns {provider id:
-    snapshot.ProviderSummary} of every provider, which the answers show
-    while the provider is unchanged."""
+    requests (db.snapshot), and the trees each sharing provider serves:
+    the first request searching every tree, or a window of them while
+    nothing changes, then finds them kept, as later ones do. Returns
+    {provider id: snapshot.ProviderSummary} of every provider, which the
+    answers show while the provider is unchanged."""
     with database.replica_reader() as conn:
-        return snapshot.Snapshot(conn, db.read_known(
+        summaries = snapshot.Snapshot(conn, db.read_known(
             conn, (), (), (), ()).class_names).read_whole_cloud()
+        db.find_every_sharing_anchor(conn)
+        return summaries
 
 
 @dataclasses.dataclass
