@@ -639,8 +639,9 @@ def test_holders_found_more_than_wanted_are_not_read_again(monkeypatch):
         read = []
         real_holders = db_candidates.holders_if_few
 
-        def holders_if_few(conn, rc_id=None, trait_ids=(), most=None):
-            found = real_holders(conn, rc_id, trait_ids, most)
+        def holders_if_few(conn, rc_id=None, trait_ids=(), most=None,
+                           whole=None):
+            found = real_holders(conn, rc_id, trait_ids, most, whole)
             read.append((rc_id, tuple(trait_ids), found))
             return found
 

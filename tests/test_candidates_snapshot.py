@@ -284,24 +284,26 @@ SHARED_AT_REST = (
 def test_a_cloud_at_rest_gives_sharing_and_holders_from_its_read(
         environment, statements, monkeypatch):
     """While nothing has committed since the whole cloud was read, the
-    trees sharing providers serve (found once for that read) and the
-    holders of a class come from it, not from the database; after a
-    commit they are read again. Either way the answer is the one a
-    process that kept nothing gives."""
+    trees sharing providers serve (found once for that read), the holders
+    of a class and a tree named by in_tree come from it, not from the
+    database; after a commit they are read again. Either way the answer
+    is the one a process that kept nothing gives."""
     monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
     worlds.load_into_db(environment.db, SHARED_AT_REST)
     read_engine = environment.db.read_engine
     sharing = 'resources=VCPU:1,DISK_GB:10&limit=2'
     rare = 'resources=VCPU:1,VGPU:1&limit=5'
+    one_tree = 'resources=VCPU:1&in_tree=%s' % U('h3')
 
     def database_reads():
         return [s for s in statements
                 if 'resource_provider_aggregates' in s
+                or 'FROM allocations' in s
                 or 'FROM inventories' in s and 'largest' not in s]
 
     def answers():
         return [worlds.candidates(environment, query)
-                for query in (sharing, rare)]
+                for query in (sharing, rare, one_tree)]
 
     def fresh_answers():
         for kept in (cloud._LAST, stock._KEPT, snapshot._SHOWN):
@@ -319,7 +321,7 @@ def test_a_cloud_at_rest_gives_sharing_and_holders_from_its_read(
     assert len(cloud._LAST[read_engine]) > 1, 'no window was searched'
     assert [chosen(body) for body in at_rest] == [
         [{U('h2'), U('pool')}, {U('h3'), U('pool')}],
-        [{U('h3'), U('h3-gpu')}]]
+        [{U('h3'), U('h3-gpu')}], [{U('h3')}]]
     assert at_rest == fresh_answers()
 
     def set_aggregates(name, aggregates):

@@ -164,6 +164,9 @@ class Known(typing.NamedTuple):
     aggregate_ids: dict
     #: {uuid: root id} of the providers named by in_tree that exist.
     tree_roots: dict
+    #: PostgreSQL: the transactions the read saw (cloud.TRANSACTIONS_SEEN);
+    #: None elsewhere.
+    transactions_seen: typing.Optional[str] = None
 
 
 _inv = inv.alias('largest')
@@ -191,25 +194,34 @@ _KNOWN_PARTS = {
 }
 
 
+_TRANSACTIONS_SEEN_ROW = _rows(6, sa.cast(sa.null(), sa.Integer),
+                               cloud.TRANSACTIONS_SEEN)
+
+
 @functools.cache
-def _known_query(named):
+def _known_query(named, postgresql):
     """Query: the rows of a Known, for the parameters ``named`` (a sorted
     tuple of _KNOWN_PARTS keys): a part nothing is named for is left out,
-    not planned and run to find nothing."""
-    return sa.union_all(_CLASS_NAMES, *(_KNOWN_PARTS[name]
-                                        for name in named))
+    not planned and run to find nothing; on PostgreSQL, with the
+    transactions the statement saw."""
+    return sa.union_all(
+        _CLASS_NAMES, *(_KNOWN_PARTS[name] for name in named),
+        *([_TRANSACTIONS_SEEN_ROW] if postgresql else []))
 
 
 def read_known(conn, classes, trait_names, aggregate_uuids, tree_uuids):
     """The Known of a request naming these classes, traits, aggregates and
     in_tree providers: every lookup a search needs before it filters
-    providers, in one round trip."""
+    providers, and whether the cloud is at rest (cloud.at_rest), in one
+    round trip."""
     class_names, largest = {}, {}
     trait_ids, aggregate_ids_, tree_roots = {}, {}, {}
+    seen = None
     params = {name: sorted(values) for name, values in (
         ('classes', classes), ('traits', trait_names),
         ('aggregates', aggregate_uuids), ('trees', tree_uuids)) if values}
-    found = conn.execute(_known_query(tuple(params)), params)
+    found = conn.execute(_known_query(
+        tuple(params), conn.dialect.name == 'postgresql'), params)
     for kind, id_, name, amount in found:
         if kind == 0:
             class_names[id_] = name
@@ -220,9 +232,12 @@ def read_known(conn, classes, trait_names, aggregate_uuids, tree_uuids):
             trait_ids[name] = id_
         elif kind == 4:
             aggregate_ids_[name] = id_
-        else:
+        elif kind == 5:
             tree_roots[name] = id_
-    return Known(class_names, largest, trait_ids, aggregate_ids_, tree_roots)
+        else:
+            seen = name
+    return Known(class_names, largest, trait_ids, aggregate_ids_, tree_roots,
+                 seen)
 
 
 #: The most holders of a class or trait whose trees alone are searched
@@ -266,7 +281,7 @@ _HELD_BY_MORE_THAN = weakref.WeakKeyDictionary()
 _TREES = weakref.WeakKeyDictionary()
 
 
-def holders_if_few(conn, rc_id=None, trait_ids=(), most=None):
+def holders_if_few(conn, rc_id=None, trait_ids=(), most=None, whole=None):
     """{provider id: root id} of the providers holding an inventory of
     ``rc_id``, or having any of ``trait_ids``, when they are few: at most
     ``most`` (by default FEW_HOLDERS), and at most half as many as there
@@ -275,7 +290,8 @@ def holders_if_few(conn, rc_id=None, trait_ids=(), most=None):
     trait is not read again for RECHECK_WIDELY_HELD_AFTER seconds with as
     few wanted (at 50,000 hosts, the 10,000 holders of a trait read only
     to find them more than 5,000 cost 13 ms): whether it is read only
-    decides how much a search reads, never what it finds."""
+    decides how much a search reads, never what it finds. With ``whole``
+    (see anchors_for_sharing), a class's holders are taken from it."""
     if rc_id is not None:
         key, holder_ids, params = ('class', rc_id), _HOLDER_IDS_OF_CLASS, {
             'rc_id': rc_id}
@@ -288,8 +304,8 @@ def holders_if_few(conn, rc_id=None, trait_ids=(), most=None):
     until, more_than = held_by_more_than.get(key, (0, 0))
     if until > now and more_than >= most:
         return None
-    whole = cloud.at_rest(conn) if rc_id is not None else None
-    if whole is not None:
+    from_whole = whole is not None and rc_id is not None
+    if from_whole:
         found = whole.capacities([rc_id])[rc_id]
     else:
         found = conn.execute(
@@ -299,7 +315,7 @@ def holders_if_few(conn, rc_id=None, trait_ids=(), most=None):
         more_than = FEW_HOLDERS
     elif len(found) > most:
         more_than = most
-    elif whole is not None:
+    elif from_whole:
         return {holder: capacity.root_id
                 for holder, capacity in found.items()}
     else:
@@ -340,13 +356,12 @@ _ROOTS_IN_AGGREGATES = (
     .where(rpa.c.aggregate_id.in_(links.list_param('aggregate_ids'))))
 
 
-def anchors_for_sharing(conn, sharing_ids):
+def anchors_for_sharing(conn, sharing_ids, whole=None):
     """{sharing provider id: root ids of the trees it serves}: the roots of
     every provider sharing an aggregate with it (its own root included when
-    it is in any aggregate). While the database is at rest since the
-    whole cloud was read (cloud.at_rest), taken from _every_sharing_anchor.
-    """
-    whole = cloud.at_rest(conn)
+    it is in any aggregate). With ``whole``, the read of the whole cloud
+    the database is at rest since (cloud.at_rest), taken from
+    _every_sharing_anchor."""
     if whole is None:
         return _read_anchors_for_sharing(conn, sharing_ids)
     every = _every_sharing_anchor(conn, whole)
@@ -416,15 +431,13 @@ _SHARING_SERVING_ROOTS = _SHARING_SERVING.where(
     _member.c.root_provider_id.in_(links.list_param('roots')))
 
 
-def sharing_anchors_in_window(conn, first, last, roots=None):
+def sharing_anchors_in_window(conn, first, last, roots=None, whole=None):
     """{sharing provider id: root ids of the trees it serves}, for the
     trees whose root id is in ``first``..``last`` (and in ``roots``, when
     given): what anchors_for_sharing gives for a window, found from the
     window's side (its providers' aggregates), so the cost follows the
-    window, not how many sharing providers the cloud has. While the
-    database is at rest since the whole cloud was read (cloud.at_rest),
-    taken from _every_sharing_anchor."""
-    whole = cloud.at_rest(conn)
+    window, not how many sharing providers the cloud has. With ``whole``
+    (see anchors_for_sharing), taken from _every_sharing_anchor."""
     if whole is not None:
         every = _every_sharing_anchor(conn, whole)
         if roots is None:

@@ -41,20 +41,22 @@ def last_whole_cloud(engine):
     return _LAST.get(engine, {}).get(_WHOLE_CLOUD_KEY)
 
 
-def at_rest(conn):
+def at_rest(conn, seen_now=None):
     """The read of the whole cloud kept for ``conn``'s engine while
     nothing has committed since it was read (PostgreSQL: the same
-    ``pg_current_snapshot()``, see read), else None: what a request may
-    then take from it instead of asking the database."""
+    ``pg_current_snapshot()``, see read; ``seen_now``: the one a request
+    saw first, else asked), else None: what a request may then take from
+    it instead of asking the database."""
     whole = last_whole_cloud(conn.engine)
-    if (whole is None or whole.transactions_seen is None
-            or conn.execute(_TRANSACTIONS_SEEN).scalar()
-            != whole.transactions_seen):
+    if whole is None or whole.transactions_seen is None:
         return None
-    return whole
+    if seen_now is None:
+        seen_now = conn.execute(_TRANSACTIONS_SEEN).scalar()
+    return whole if seen_now == whole.transactions_seen else None
 
 
-def read(conn, place, scope=scope_reads.WHOLE_CLOUD, params=None):
+def read(conn, place, scope=scope_reads.WHOLE_CLOUD, params=None,
+         seen_now=None):
     """The CloudRead of ``scope`` (with ``params``; by default the whole
     cloud): the last one made in this process, patched (see
     CloudRead.patched); ``place(rows)`` places the providers whose state
@@ -71,7 +73,8 @@ def read(conn, place, scope=scope_reads.WHOLE_CLOUD, params=None):
     whole cloud's read while that one is as it is (CloudRead.cut): each
     process of a service reads the whole cloud once when it starts, and
     would otherwise read every window its requests search again itself
-    (at 50,000 hosts, 180 ms for 1,250 trees)."""
+    (at 50,000 hosts, 180 ms for 1,250 trees). ``seen_now``: the
+    transactions the request's first statement saw, if it asked."""
     params = params or {}
     key = _key(scope, params)
     kept = _LAST.get(conn.engine)
@@ -87,7 +90,8 @@ def read(conn, place, scope=scope_reads.WHOLE_CLOUD, params=None):
                  else kept.get(_WHOLE_CLOUD_KEY))
         if any(read is not None and read.transactions_seen is not None
                for read in (last, whole)):
-            seen_now = conn.execute(_TRANSACTIONS_SEEN).scalar()
+            if seen_now is None:
+                seen_now = conn.execute(_TRANSACTIONS_SEEN).scalar()
             if last is not None and last.transactions_seen == seen_now:
                 _tell(scope, observe.CLOUD_AS_IS)
                 return last
@@ -172,21 +176,31 @@ class CloudRead(scope_reads.Read):
         return made
 
     def cut(self, scope, params):
-        """The read of the window ``scope`` (trees by window or by roots,
+        """The read of ``scope`` (one tree, trees by window or by roots,
         with the providers ``also_ids``, of the classes ``rc_ids``: see
-        scope_reads.Scope) with ``params``, taken from this read of the
-        whole cloud: what reading the window would find while nothing was
-        committed since this read."""
+        scope_reads.Scope; not the whole cloud) with ``params``, taken
+        from this read of the whole cloud: what reading the scope would
+        find while nothing was committed since this read."""
         roots, providers_of = self.trees()
+        in_window = None
         if scope.by_roots:
             in_window = params['roots']
-        else:
+        elif scope.by_window:
             in_window = roots[bisect.bisect_left(roots, params['first']):
                               bisect.bisect_right(roots, params['last'])]
+        also = params['also_ids'] if scope.with_also else ()
+        if scope.by_root:
+            # The tree, within the window (or the providers also read).
+            root_id = params['root_id']
+            if in_window is not None and root_id not in set(in_window):
+                in_window = ()
+                also = [provider_id for provider_id in also
+                        if provider_id in providers_of.get(root_id, ())]
+            else:
+                in_window, also = (root_id,), ()
         ids = [provider_id for root_id in in_window
                for provider_id in providers_of.get(root_id, ())]
-        if scope.with_also:
-            ids.extend(params['also_ids'])
+        ids.extend(also)
         if scope.of_classes:
             holders = self._holders(params['rc_ids'])
             ids = [provider_id for provider_id in ids
@@ -346,9 +360,10 @@ def _in_scope(scope, state, usage):
             scope.of_providers(usage, alloc.c.resource_provider_id))
 
 
-#: PostgreSQL: which transactions a statement sees, as text.
-_TRANSACTIONS_SEEN = sa.select(sa.cast(sa.func.pg_current_snapshot(),
-                                       sa.Text))
+#: PostgreSQL: which transactions a statement sees, as text (a request
+#: asks it in its first statement: candidates.read_known).
+TRANSACTIONS_SEEN = sa.cast(sa.func.pg_current_snapshot(), sa.Text)
+_TRANSACTIONS_SEEN = sa.select(TRANSACTIONS_SEEN)
 
 
 @functools.cache

@@ -109,10 +109,14 @@ class Snapshot:
     """The providers one request has read: where each is, what it has
     (its stock) and what it uses."""
 
-    def __init__(self, conn, class_names):
-        """``class_names`` maps every resource class id to its name."""
+    def __init__(self, conn, class_names, transactions_seen=None):
+        """``class_names`` maps every resource class id to its name;
+        ``transactions_seen``: what the request's first statement saw
+        (candidates.Known), on PostgreSQL."""
         self.conn = conn
         self.class_names = class_names
+        self.transactions_seen = transactions_seen
+        self._at_rest = None
         self._shown = _SHOWN.get(conn.engine)
         if self._shown is None:
             self._shown = _SHOWN[conn.engine] = stock.ByProvider()
@@ -203,6 +207,15 @@ class Snapshot:
                                  by_roots=window.roots is not None,
                                  with_also=bool(also_ids),
                                  of_classes=of_classes), params
+
+    def at_rest(self):
+        """The read of the whole cloud kept by the process if nothing has
+        committed since it was read (cloud.at_rest), else None; asked once
+        per request, in its first statement when it could."""
+        if self._at_rest is None:
+            self._at_rest = (cloud.at_rest(self.conn, self.transactions_seen)
+                             or False)
+        return self._at_rest or None
 
     def read_whole_cloud(self):
         """Read every provider, index who holds each class and the
@@ -337,10 +350,14 @@ class Snapshot:
         (from the read the process keeps of it, for the whole cloud or
         ``kept``: see db.cloud); returns their scope_reads.Read."""
         conn = self.conn
+        seen = self.transactions_seen
         if scope == scope_reads.WHOLE_CLOUD:
-            read = self._cloud = cloud.read(conn, self._places)
+            read = self._cloud = cloud.read(conn, self._places,
+                                            seen_now=seen)
         elif kept:
-            read = cloud.read(conn, self._places, scope, params)
+            read = cloud.read(conn, self._places, scope, params, seen)
+        elif self.at_rest():
+            read = self.at_rest().cut(scope, params)
         else:
             read = scope_reads.read(conn, scope, params, self._places)
         self._providers.update(read.providers)

@@ -139,8 +139,10 @@ def warm_caches(database):
     {provider id: snapshot.ProviderSummary} of every provider, which the
     answers show while the provider is unchanged."""
     with database.replica_reader() as conn:
-        summaries = snapshot.Snapshot(conn, db.read_known(
-            conn, (), (), (), ()).class_names).read_whole_cloud()
+        known = db.read_known(conn, (), (), (), ())
+        summaries = snapshot.Snapshot(
+            conn, known.class_names,
+            known.transactions_seen).read_whole_cloud()
         db.find_every_sharing_anchor(conn)
         return summaries
 

@@ -122,7 +122,8 @@ class Searcher:
             {group.in_tree for group in groups if group.in_tree}
             | ({explained} if explained else set()))
         #: What the providers searched have and use.
-        self.snapshot = snapshot.Snapshot(conn, known.class_names)
+        self.snapshot = snapshot.Snapshot(conn, known.class_names,
+                                          known.transactions_seen)
         self.tally = tally
         tally.start(known.class_names, self.snapshot)
         #: The root of the tree explain=<uuid> names, or None.
@@ -170,7 +171,8 @@ class Searcher:
                 if rc_id is None or rc_id not in known.largest:
                     return None
                 narrowed = self._narrowed(narrowed, db.holders_if_few(
-                    names.conn, rc_id=rc_id, most=_worth_reading(narrowed)))
+                    names.conn, rc_id=rc_id, most=_worth_reading(narrowed),
+                    whole=self.snapshot.at_rest()))
             for alternatives in group.required_traits:
                 if not all(name in known.trait_ids for name in alternatives):
                     return None
@@ -301,7 +303,8 @@ class _InWindow:
         #: over the whole cloud, of those asked for so far.
         self._anchors_of_sharing = None if window is None else (
             db.sharing_anchors_in_window(names.conn, window.first,
-                                         window.last, window.roots))
+                                         window.last, window.roots,
+                                         providers_read.at_rest()))
 
     def inventories(self, in_tree, tree_root):
         """{rc id: {provider id: scope_reads.Capacity}} in the window (and
@@ -344,7 +347,8 @@ class _InWindow:
         if self.window is None:
             missing = [p for p in provider_ids if p not in known]
             if missing:
-                found = db.anchors_for_sharing(self.names.conn, missing)
+                found = db.anchors_for_sharing(self.names.conn, missing,
+                                               self.snapshot.at_rest())
                 for provider_id in missing:
                     known[provider_id] = found.get(provider_id, set())
         return {p: known.get(p, set()) for p in provider_ids}
