@@ -381,8 +381,8 @@ def find_every_sharing_anchor(conn):
 def _every_sharing_anchor(conn, whole):
     """anchors_for_sharing of every sharing provider, read once for
     ``whole``, the read of the whole cloud the database is at rest since."""
-    return whole.derived('sharing anchors', lambda: _read_anchors_for_sharing(
-        conn, sharing_provider_ids(conn)))
+    return whole.derived('sharing anchors', lambda: dict(
+        _read_anchors_for_sharing(conn, sharing_provider_ids(conn))))
 
 
 def _read_anchors_for_sharing(conn, sharing_ids):
