@@ -692,7 +692,13 @@ REGION = (
     'tests.bench.profile --hosts 50000 --queries nova_flavor` shows where '
     "a query's time goes (cProfile, its SQL statements, the garbage "
     'collector), in-process on the same cloud; `--claim-between` as in a '
-    'storm.')
+    'storm. The queries are timed on a cloud at rest: nothing commits '
+    'while they run, so each worker takes the windows and trees it '
+    'searches, the holders of a class and the trees each sharing '
+    'provider serves from the whole cloud it read when it started '
+    '([architecture](architecture.md#what-a-process-keeps-in-detail)); '
+    'the boot storm measures the same engine while claims commit all '
+    'the time.')
 
 QUERIES = (
     'Every query side by side, one panel per cloud size: the p50 of '
