@@ -60,11 +60,35 @@ class ProviderSummary:
         default=None, compare=False, repr=False)
 
 
-#: {engine: stock.ByProvider of (its stock.Stock, its parent's, its root's,
-#: {rc id: used}, ProviderSummary)}, per process: most providers shown by one
-#: request show the same again in the next. Several requests share these
-#: summaries, so nothing may change them.
+#: {engine: _Shown}, per process: most providers shown by one request show
+#: the same again in the next. Several requests share these summaries, so
+#: nothing may change them.
 _SHOWN = weakref.WeakKeyDictionary()
+
+
+class _Shown(typing.NamedTuple):
+    """The summaries a process keeps, and the class names they show.
+
+    A summary shows class names, and renaming a class (PUT
+    /resource_classes/{name} at 1.2-1.6, by this service or another on the
+    same database) changes no provider's generation or usage: only the
+    names every request reads tell it. Summaries made under other names
+    are dropped, all at once (renames are rare)."""
+
+    #: {rc id: name} the summaries were made with.
+    class_names: dict
+    #: stock.ByProvider of (its stock.Stock, its parent's, its root's,
+    #: {rc id: used}, ProviderSummary).
+    by_provider: stock.ByProvider
+
+
+def _shown_under(engine, class_names):
+    """The ByProvider of the summaries kept for ``engine`` that show
+    ``class_names`` (a request's fresh read of every class's name)."""
+    shown = _SHOWN.get(engine)
+    if shown is None or shown.class_names != class_names:
+        shown = _SHOWN[engine] = _Shown(class_names, stock.ByProvider())
+    return shown.by_provider
 _NO_USAGE = {}
 #: Fewer trees than this are always read by root.
 FEW_TREES = 64
@@ -117,9 +141,7 @@ class Snapshot:
         self.class_names = class_names
         self.transactions_seen = transactions_seen
         self._at_rest = None
-        self._shown = _SHOWN.get(conn.engine)
-        if self._shown is None:
-            self._shown = _SHOWN[conn.engine] = stock.ByProvider()
+        self._shown = _shown_under(conn.engine, class_names)
         #: {provider id: (parent id, root id, stock.Stock)} of every provider
         #: read.
         self._providers = {}
