@@ -14,6 +14,10 @@ transaction, have had its generation changed, or have been created or
 deleted (a new provider has no kept stock; a deleted one is never looked
 up again).
 
+Every other table of the schema is named in SEEN_BY, with what a process
+compares to see a write of it (made by placement_lite or by another
+service on the same database, such as the reference during a takeover).
+
 Aggregate membership is deliberately not guarded: before microversion
 1.19 the reference changes it without bumping the generation, and
 placement_lite does the same. That is safe only because nothing kept
@@ -31,6 +35,35 @@ from placement_lite.db import tables
 
 #: The tables whose rows make up a provider's kept stock.
 STOCK_TABLES = frozenset({'inventories', 'resource_provider_traits'})
+#: How a process sees a write of each table of the schema, made by any
+#: service on the database (docs/architecture.md, "Which writes a cache
+#: must see"): what the caches holding the table's rows compare. A table
+#: added to the schema must be added here (tests/test_generation_guard.py
+#: fails otherwise): someone has to decide how the caches see its writes.
+SEEN_BY = {
+    'inventories': 'the provider generation, bumped in the same '
+                   'transaction (this guard)',
+    'resource_provider_traits': 'the provider generation, bumped in the '
+                                'same transaction (this guard)',
+    'resource_providers': "each request's state line of every provider it "
+                          'reads (id, parent, root, generation; the '
+                          'creation time on SQLite)',
+    'allocations': "each request's allocation lines: usage is never kept "
+                   'past them',
+    'resource_classes': 'the class names each candidates request reads: '
+                        'kept summaries made under other names are dropped',
+    'traits': 'nothing: stocks keep trait names, and a trait a provider '
+              'has cannot be deleted (nor renamed)',
+    'placement_aggregates': 'read by each request; kept only while nothing '
+                            'has committed since (a cloud at rest)',
+    'resource_provider_aggregates': 'read by each request; kept only while '
+                                    'nothing has committed since',
+    'consumers': 'nothing: no cache keeps it',
+    'projects': 'nothing: no cache keeps it',
+    'users': 'nothing: no cache keeps it',
+    'consumer_types': 'nothing: no cache keeps it',
+    'device_profiles': 'nothing: no cache keeps it',
+}
 PROVIDERS = 'resource_providers'
 #: {Connection: _Transaction} of the transactions under way. (Not in
 #: Connection.info: that reaches for the database connection, which a

@@ -81,3 +81,11 @@ def test_aggregate_membership_is_not_guarded(environment, provider_id):
     with environment.db.reader() as conn:
         assert conn.execute(sa.select(tables.resource_providers.c.generation)
                             ).scalar() == 0
+
+
+def test_every_table_says_how_caches_see_its_writes():
+    """A table added to the schema must say what a process compares to see
+    a write of it (SEEN_BY), before any test writes it."""
+    assert set(generation_guard.SEEN_BY) == set(tables.metadata.tables) - {
+        tables.VERSION_TABLE}
+    assert generation_guard.STOCK_TABLES <= set(generation_guard.SEEN_BY)
