@@ -32,6 +32,10 @@ class Watcher:
         """An allocation write met a concurrent change and starts again in
         a new transaction."""
 
+    def write_waited_for_rows(self):
+        """A write found rows it locks held by another transaction: it was
+        rolled back, waited for them and starts again (db.locks)."""
+
 
 watcher = Watcher()
 

@@ -2,7 +2,6 @@
 the sample Grafana dashboard and Prometheus files of etc/ naming only
 metrics that exist."""
 
-import io
 import json
 import os
 import re
@@ -19,35 +18,11 @@ from tests import servers
 ENABLED = {'metrics.enabled': True}
 
 
-def _get(env, path, remote_addr='127.0.0.1', method='GET'):
-    """(status, headers, body text) of a request without a token."""
-    environ = {'REQUEST_METHOD': method, 'PATH_INFO': path,
-               'QUERY_STRING': '', 'REMOTE_ADDR': remote_addr,
-               'SERVER_NAME': 'localhost', 'SERVER_PORT': '80',
-               'SERVER_PROTOCOL': 'HTTP/1.1', 'wsgi.url_scheme': 'http',
-               'wsgi.input': io.BytesIO(b''), 'wsgi.errors': io.StringIO()}
-    answer = {}
-
-    def start_response(status, headers, exc_info=None):
-        answer['status'] = int(status.split()[0])
-        answer['headers'] = dict(headers)
-
-    body = b''.join(env.app(environ, start_response)).decode()
-    return answer['status'], answer['headers'], body
-
-
 @pytest.fixture
 def counted(backend):
     env = harness.Environment(backend, **ENABLED)
     yield env
     env.close()
-
-
-def _scrape(env):
-    status, headers, text = _get(env, '/metrics')
-    assert status == 200
-    assert headers['Content-Type'].startswith('text/plain; version=')
-    return metrics_scrape.samples(text)
 
 
 def _provider(env, vcpus, name=None):
@@ -68,7 +43,7 @@ def test_off_by_default_as_in_the_reference(environment):
     ('127.0.0.1', 200), ('::1', 200), ('::ffff:127.0.0.1', 200),
     ('10.0.0.7', 403), ('', 403), ('not an address', 403)])
 def test_only_the_allowed_networks_may_read_it(counted, address, status):
-    got, _headers, body = _get(counted, '/metrics', address)
+    got, _headers, body = metrics_scrape.get(counted, '/metrics', address)
     assert got == status
     if status == 403:
         assert json.loads(body) == {'errors': [{
@@ -81,8 +56,8 @@ def test_configured_networks(backend):
     env = harness.Environment(backend, **ENABLED, **{
         'metrics.allowed_networks': ['10.0.0.0/8']})
     try:
-        assert _get(env, '/metrics', '10.1.2.3')[0] == 200
-        assert _get(env, '/metrics', '127.0.0.1')[0] == 403
+        assert metrics_scrape.get(env, '/metrics', '10.1.2.3')[0] == 200
+        assert metrics_scrape.get(env, '/metrics', '127.0.0.1')[0] == 403
     finally:
         env.close()
 
@@ -95,8 +70,9 @@ def test_a_bad_network_is_named(backend):
 
 
 def test_only_get_and_head(counted):
-    assert _get(counted, '/metrics', method='HEAD')[0] == 200
-    status, headers, _body = _get(counted, '/metrics', method='POST')
+    assert metrics_scrape.get(counted, '/metrics', method='HEAD')[0] == 200
+    status, headers, _body = metrics_scrape.get(counted, '/metrics',
+                                                method='POST')
     assert (status, headers['Allow']) == (405, 'GET')
 
 
@@ -108,7 +84,7 @@ def test_requests_by_route_template_never_by_path(counted):
                     version='1.20')
     counted.request('GET', '/traits', token=None, version='1.20')
 
-    scraped = _scrape(counted)
+    scraped = metrics_scrape.scrape(counted)
     for route, status, microversion in (
             ('/resource_providers/{uuid}', '200', '1.20'),
             ('unmatched', '404', '1.20'),
@@ -122,7 +98,7 @@ def test_requests_by_route_template_never_by_path(counted):
 def test_candidates_windows_caches_and_the_emptied_step(counted):
     for _i in range(70):
         _provider(counted, 4)
-    before = _scrape(counted)
+    before = metrics_scrape.scrape(counted)
 
     def counts(scraped, name, **labels):
         return (metrics_scrape.value(scraped, name, **labels)
@@ -134,7 +110,7 @@ def test_candidates_windows_caches_and_the_emptied_step(counted):
         assert counted.request('GET', '/allocation_candidates?' + query,
                                version='1.41')[0] == 200
 
-    scraped = _scrape(counted)
+    scraped = metrics_scrape.scrape(counted)
     assert counts(scraped, 'placement_candidates_returned_count') == 4
     assert counts(scraped, 'placement_candidates_returned_sum') == 70 + 70 + 1
     assert counts(scraped, 'placement_candidates_empty_total') == 1
@@ -164,7 +140,7 @@ def _named_metrics(text):
 
 
 def test_the_sample_files_of_etc_name_only_metrics_that_exist(counted):
-    existing = _sample_names(_get(counted, '/metrics')[2])
+    existing = _sample_names(metrics_scrape.get(counted, '/metrics')[2])
     etc = os.path.join(servers.REPO, 'etc')
     with open(os.path.join(etc, 'grafana-dashboard.json')) as dashboard:
         expressions = [target['expr'] for panel in json.load(
@@ -206,7 +182,7 @@ def test_claims_and_their_retries(counted, monkeypatch):
 
     assert claim(2) == 204
     assert claim(3) == 409
-    scraped = _scrape(counted)
+    scraped = metrics_scrape.scrape(counted)
     assert len(bumps) == 2
     assert metrics_scrape.value(scraped, 'placement_claim_retries_total') == 1
     assert metrics_scrape.value(scraped, 'placement_claims_total',

@@ -7,6 +7,7 @@ schema); reads join consumers on it.
 import sqlalchemy as sa
 
 from placement_lite.db import bulk
+from placement_lite.db import locks
 from placement_lite.db import lookups
 from placement_lite.db import tables
 
@@ -20,20 +21,20 @@ resource_classes = tables.resource_classes
 def lock_providers(conn, uuids):
     """{uuid: row (id, uuid, generation)} for the providers among ``uuids``.
 
-    The rows are locked (PostgreSQL ``FOR UPDATE``) in id order, a fixed
-    order every allocation writer follows so that concurrent writers queue
-    instead of deadlocking. While the locks are held nobody else can change
-    these providers' generations, inventories or allocations in a way that
-    adds usage, so a capacity check made now stays true until commit.
+    The rows are locked all at once or not at all (locks.Busy: see
+    db.locks for why a write never waits for them). While the locks are
+    held nobody else can change these providers' generations, inventories
+    or allocations in a way that adds usage (every such write bumps the
+    generation), so a capacity check made now stays true until commit.
     """
     if not uuids:
         return {}
     query = (bulk.where_one_of(
         conn, sa.select(providers.c.id, providers.c.uuid,
                         providers.c.generation), providers.c.uuid, uuids)
-             .order_by(providers.c.id)
-             .with_for_update())
-    return {row.uuid: row for row in conn.execute(query)}
+             .order_by(providers.c.id))
+    return {row.uuid: row for row in locks.lock_at_once(
+        conn, query, providers.c.uuid, uuids)}
 
 
 def usage_by_provider_and_class(conn, provider_ids, class_ids):

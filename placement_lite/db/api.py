@@ -5,7 +5,7 @@ for reads, ``db.write(work)`` for writes, each in a transaction. On SQLite a
 writer starts with ``BEGIN IMMEDIATE`` so concurrent writers are serialised
 by the database instead of failing half-way; on PostgreSQL writers rely on
 provider and consumer generations (optimistic concurrency) and on row locks
-taken in a fixed order by the domain code. MySQL and MariaDB (driver
+taken all at once, never waited for while others are held (db.locks). MySQL and MariaDB (driver
 PyMySQL, ``mysql+pymysql://``) work as PostgreSQL does: their writers run
 at READ COMMITTED too, not at InnoDB's default REPEATABLE READ, under which
 a read after a lock wait would still see the snapshot taken before it (and
@@ -54,6 +54,9 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.pool import NullPool
 
+from placement_lite import observe
+from placement_lite.db import locks
+
 LOG = logging.getLogger(__name__)
 
 _WRITE = 'placement_lite_write'
@@ -64,6 +67,10 @@ WRITE_RETRIES = 10
 #: times its attempt's number, so that writers that collided do not
 #: collide again at once.
 RETRY_BACKOFF = 0.005
+#: How many times one write waits for rows another transaction held
+#: (locks.Busy) before it gives up: each wait ends when that transaction
+#: ends, so the writes it waits for make progress.
+MOST_LOCK_WAITS = 100
 #: Connections opened by a parent process, kept referenced so that the
 #: child never closes them: closing would end the parent's session.
 _INHERITED = []
@@ -245,19 +252,32 @@ class Database:
         (:func:`is_conflict`), or ``work`` raises :class:`Retry`, what it
         did is rolled back and it runs again in a new transaction, up to
         ``write_retries`` more times, after a short random wait; then
-        :class:`StillConflicting` is raised. Any other exception ends the
+        :class:`StillConflicting` is raised. When rows ``work`` locks are
+        held by another transaction (:class:`locks.Busy`), it is rolled
+        back, waits until they are free and runs again, without counting
+        an attempt (at most MOST_LOCK_WAITS times). Any other exception ends the
         write (rolled back) at once. ``on_retry()``, when given, is called
         before each new attempt.
         """
         attempts = self.write_retries + 1
-        for attempt in range(1, attempts + 1):
+        attempt = waits = 0
+        while attempt < attempts:
             try:
                 with self.writer() as conn:
                     return work(conn)
+            except locks.Busy as busy:
+                waits += 1
+                if waits <= MOST_LOCK_WAITS:
+                    observe.watcher.write_waited_for_rows()
+                    locks.wait_until_free(self.read_engine, busy)
+                    continue
+                conflict = busy
+                break
             except Exception as exc:
                 if not is_conflict(exc):
                     raise
                 conflict = exc
+            attempt += 1
             LOG.info('Write attempt %d of %d met a concurrent write: %s',
                      attempt, attempts, describe_error(conflict))
             if attempt < attempts:
@@ -265,7 +285,8 @@ class Database:
                     on_retry()
                 time.sleep(random.uniform(0, RETRY_BACKOFF * attempt))
         LOG.warning('A write met a concurrent one on each of its %d '
-                    'attempts; it changed nothing.', attempts)
+                    'attempts (and waited %d times for rows another held); '
+                    'it changed nothing.', attempt, waits)
         raise StillConflicting(describe_error(conflict)) from conflict
 
     def dispose(self):

@@ -8,6 +8,7 @@ import sqlalchemy as sa
 
 from placement_lite.db import api as db_api
 from placement_lite.db import bulk
+from placement_lite.db import locks
 from placement_lite.db import lookups
 from placement_lite.db import tables
 
@@ -82,8 +83,8 @@ def _consumer_query():
 def consumers_by_uuid(conn, uuids, lock=False):
     """{uuid: consumer row} for the consumers among ``uuids`` that exist.
 
-    With ``lock`` the consumer rows are locked (PostgreSQL ``FOR UPDATE``,
-    in uuid order) until the transaction ends, so that one writer at a time
+    With ``lock`` the consumer rows are locked until the transaction ends,
+    all at once or not at all (locks.Busy), so that one writer at a time
     replaces a consumer's allocations.
     """
     if not uuids:
@@ -91,7 +92,8 @@ def consumers_by_uuid(conn, uuids, lock=False):
     query = bulk.where_one_of(conn, _consumer_query(), consumers.c.uuid,
                               uuids).order_by(consumers.c.uuid)
     if lock:
-        query = query.with_for_update(of=consumers)
+        return {row.uuid: row for row in locks.lock_at_once(
+            conn, query, consumers.c.uuid, uuids)}
     return {row.uuid: row for row in conn.execute(query)}
 
 

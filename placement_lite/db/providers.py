@@ -10,6 +10,7 @@ import sqlalchemy as sa
 
 from placement_lite.db import bulk
 from placement_lite.db import links
+from placement_lite.db import locks
 from placement_lite.db import lookups
 from placement_lite.db import tables
 
@@ -183,10 +184,11 @@ def replace_links(conn, link_table, column, provider_id, wanted_ids):
 
 
 def lock_provider(conn, provider_id):
-    """Hold the provider's row until the transaction ends (PostgreSQL; a
-    SQLite writer holds the whole database already)."""
-    conn.execute(sa.select(rp.c.id).where(rp.c.id == provider_id)
-                 .with_for_update())
+    """Hold the provider's row until the transaction ends, or raise
+    locks.Busy when another transaction holds it (a SQLite writer holds
+    the whole database already)."""
+    locks.lock_at_once(conn, sa.select(rp.c.id).where(rp.c.id == provider_id),
+                       rp.c.id, [provider_id])
 
 
 def subtree_ids(conn, provider):

@@ -3,10 +3,14 @@
 A write replaces all the allocations of the consumers it names, in one
 transaction that:
 
-1. locks the consumers (in uuid order) and checks the generations clients
-   expect (from 1.28);
-2. locks the providers named (in id order) — so every writer of the same
-   providers queues here instead of racing or deadlocking;
+1. locks the consumers and checks the generations clients expect (from
+   1.28);
+2. locks the providers named, so every writer of the same providers
+   queues here instead of racing. Each of these two locks is taken all at
+   once or not at all: when another transaction (of this service or of
+   another on the same database) holds a row, the write is rolled back,
+   waits for the row without holding any, and starts again (db.locks),
+   so it cannot deadlock with a writer locking in another order;
 3. checks the amounts against the providers' inventories (capacity
    ``(total - reserved) * allocation_ratio``, ``min_unit``, ``max_unit``,
    ``step_size``) with the allocations as they are now;
@@ -112,7 +116,7 @@ def _current_of_emptied(conn, requests):
 
 
 def lock_providers(conn, requests, also=()):
-    """Lock every provider the write touches, in one id-ordered statement:
+    """Lock every provider the write touches, in one statement (db.locks):
     those named, those holding the current allocations of consumers being
     emptied, and ``also``. Returns {uuid: row} of those that exist."""
     named = [uuid for request in requests for uuid in request.allocations]

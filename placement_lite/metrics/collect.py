@@ -134,6 +134,11 @@ class Metrics:
         self.claim_retries = counter(
             'placement_claim_retries', 'Allocation writes started again in '
             'a new transaction after a concurrent change.')
+        self.lock_waits = counter(
+            'placement_db_lock_waits', 'Writes that found rows they lock '
+            'held by another transaction, were rolled back and waited for '
+            'them (a writer of another service, during a takeover, or of '
+            'this one).')
         self.replica_reads = counter(
             'placement_db_replica_reads', 'Reads served by the replica '
             '([placement_database] slave_connection).')
@@ -224,6 +229,7 @@ class _Watcher(observe.Watcher):
         self.misses = counted.stocks.labels('miss')
         self.windows = counted.windows
         self.retries = counted.claim_retries
+        self.lock_waits = counted.lock_waits
 
     def cloud_read(self, how):
         self.cloud_reads[how].inc()
@@ -239,6 +245,9 @@ class _Watcher(observe.Watcher):
 
     def allocation_write_retried(self):
         self.retries.inc()
+
+    def write_waited_for_rows(self):
+        self.lock_waits.inc()
 
 
 def _watch_database(counted, db):
