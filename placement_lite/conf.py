@@ -131,6 +131,33 @@ placement_opts = [
                                    'turn')],
         help='Order in which candidates are generated across provider trees '
              'when max_allocation_candidates bounds the result.'),
+    cfg.StrOpt(
+        'allocation_candidates_rank_by',
+        help='placement_lite: rank every bounded GET /allocation_candidates '
+             'that ranks nothing itself by this key, at every microversion, '
+             'in the syntax of the rank_by parameter of microversion 1.42: '
+             'spread:MEMORY_MB,VCPU gives the hosts with the most memory '
+             'free (then VCPU) first, pack:MEMORY_MB the fullest that fit. '
+             'A bounded answer then holds the best candidates of the whole '
+             'cloud, not the first ones found; randomize_allocation_'
+             'candidates and allocation_candidates_generation_strategy no '
+             'longer apply to it. A class that does not exist is left out. '
+             'Unset (the default): the reference\'s order.'),
+    cfg.IntOpt(
+        'allocation_candidates_dispersion', default=0, min=0,
+        help='placement_lite: with allocation_candidates_rank_by, a '
+             'bounded answer may leave out up to this many of the best '
+             'candidates, a different number for each request of the same '
+             'shape (in turn, from a point picked at random per process), '
+             'so that schedulers asking the same together weigh different '
+             'hosts best. Each answer starts at one of the best N+1 '
+             'candidates of the cloud and holds the next ones in order. 0: '
+             'the exact order.'),
+    cfg.IntOpt(
+        'allocation_candidates_dispersion_seed', min=0,
+        help='placement_lite: start the numbers of '
+             'allocation_candidates_dispersion from this seed instead of a '
+             'random point (for tests).'),
     cfg.BoolOpt(
         'warm_caches_on_start', default=True,
         help='placement_lite: read every provider into what a process keeps '

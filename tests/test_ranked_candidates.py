@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from placement_lite import engine
 from placement_lite import errors
 from placement_lite.engine import combine
+from placement_lite.engine import dispersion
 from placement_lite.engine import ranking
 from placement_lite.engine import search
 from tests import candidate_worlds as worlds
@@ -150,11 +151,13 @@ def _trees(world):
     return roots
 
 
-def _oracle(env, world, ids, pairs, limit):
+def _oracle(env, world, ids, pairs, limit, nested_aware=True):
     """The brute-force answer: every candidate of every tree under the
     first alternatives that give the tree one, keyed from the world's own
     numbers, sorted, sharing-only duplicates kept at their best key, cut
-    at ``limit``. [(allocations by name, mappings by name, key)]."""
+    at ``limit``. [(allocations by name, mappings by name, key)]. Not
+    ``nested_aware`` (before 1.29): no candidate takes a class from two
+    providers."""
     names = {id_: name for name, id_ in ids.items()}
     by_name = {p['name']: p for p in world}
     root_of = _trees(world)
@@ -174,7 +177,8 @@ def _oracle(env, world, ids, pairs, limit):
             except search.NoCandidates:
                 continue
             combiner = combine.Combiner(result, alternative.request,
-                                        parents=searcher.snapshot.parents)
+                                        parents=searcher.snapshot.parents,
+                                        nested_aware=nested_aware)
             for anchor in result.anchors:
                 if anchor not in every:
                     found = list(combiner.for_anchor(anchor, every=True))
@@ -276,6 +280,122 @@ def _check_world(backend, world, pairs, limit):
 def test_bounded_ranking_equals_brute_force(backend, world, query):
     pairs, limit = query
     _check_world(backend, world, pairs, limit)
+
+
+@st.composite
+def server_orders(draw):
+    """``[placement] allocation_candidates_rank_by`` and
+    ``allocation_candidates_dispersion`` settings, and a microversion."""
+    terms = draw(st.lists(st.sampled_from(['VCPU', 'MEMORY_MB', 'DISK_GB']),
+                          unique=True, min_size=1, max_size=2))
+    rank_by = ','.join('%s:%s' % (draw(st.sampled_from(['spread', 'pack'])),
+                                  rc) for rc in terms)
+    return (rank_by, draw(st.integers(0, 3)), draw(st.integers(0, 99)),
+            draw(st.sampled_from([(1, 36), (1, 28)])))
+
+
+def _unranked(pairs):
+    """``pairs`` without the ranking parameters."""
+    return [(name, value) for name, value in pairs
+            if name not in ('rank_by', 'root_preferred', 'alternatives')
+            and not ranking.PREFERRED.match(name)]
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow,
+                                 HealthCheck.data_too_large])
+@given(world=random_worlds(), query=ranked_queries(), order=server_orders())
+def test_server_order_equals_brute_force(backend, world, query, order):
+    """A request ranking nothing, with the server's order set, gets the
+    brute-force answer of that order; with dispersion, its part starting
+    at the offset explain reports, which is at most the dispersion: every
+    candidate is among the best limit + dispersion, the first among the
+    best dispersion + 1. Before 1.29 as well, without nested
+    candidates."""
+    pairs, limit = query
+    rank_by, most, seed, version = order
+    nested_aware = version >= (1, 29)
+    # Named suffixes came with 1.33.
+    pairs = [pair for pair in _unranked(pairs)
+             if nested_aware or pair[0] == 'resources'] or [
+        ('resources', 'VCPU:1')]
+    limit = limit or 2
+    env = harness.Environment(backend, **{
+        'placement.allocation_candidates_rank_by': rank_by,
+        'placement.allocation_candidates_dispersion': most,
+        'placement.allocation_candidates_dispersion_seed': seed})
+    try:
+        ids = worlds.load_into_db(env.db, world)
+        names = {id_: name for name, id_ in ids.items()}
+        try:
+            every = [(a, m) for _key, a, m in _oracle(
+                env, world, ids, pairs + [('rank_by', rank_by)], None,
+                nested_aware)]
+        except errors.BadRequest:
+            return
+        request = dataclasses.replace(engine.parse_query(
+            pairs + [('limit', str(limit))], version), explain=True)
+        for _request in range(3):
+            found = engine.find_candidates(env.db, env.conf, request,
+                                           nested_aware=nested_aware)
+            answer = [({names[p]: dict(r) for p, r in c.allocations.items()},
+                       {s: sorted(names[p] for p in ps)
+                        for s, ps in c.mappings.items()})
+                      for c in found.allocation_requests]
+            offset = found.explanation.ranking.offset
+            if not most:
+                assert offset is None
+                offset = 0
+            elif not every:
+                assert offset in (None, 0)
+                offset = 0
+            assert offset <= min(most, max(len(every) - 1, 0))
+            assert answer == every[offset:offset + limit]
+    finally:
+        env.close()
+
+
+def test_dispersion_offsets_take_turns():
+    """The offsets of one shape's requests come each once in most + 1
+    requests, far apart; from a seed, the same ones; another shape has
+    its own turns."""
+    engine_key = harness.Environment('sqlite').db.read_engine
+    offsets = [dispersion.next_offset(engine_key, 'shape', 9, seed=3)
+               for _request in range(20)]
+    assert sorted(offsets[:10]) == list(range(10))
+    assert offsets[10:] == offsets[:10]
+    assert all(abs(a - b) >= 3 for a, b in zip(offsets, offsets[1:]))
+    again = harness.Environment('sqlite').db.read_engine
+    assert [dispersion.next_offset(again, 'shape', 9, seed=3)
+            for _request in range(20)] == offsets
+    assert dispersion.next_offset(engine_key, 'other', 9, seed=3) == (
+        dispersion.next_offset(again, 'other', 9, seed=3))
+
+
+def test_server_order_names_a_class_that_does_not_exist():
+    """A class of the option that does not exist is left out: requests
+    are ranked by the others, not refused."""
+    env = harness.Environment('sqlite', **{
+        'placement.allocation_candidates_rank_by':
+            'spread:CUSTOM_NOPE,MEMORY_MB'})
+    try:
+        worlds.load_into_db(env.db, _flat_hosts(5))
+        status, _headers, body = env.request(
+            'GET', '/allocation_candidates?resources=MEMORY_MB:64&limit=2',
+            version='1.36')
+        assert status == 200, body
+        assert [list(r['allocations']) for r in body['allocation_requests']
+                ] == [[worlds.uuid_of('h000')], [worlds.uuid_of('h001')]]
+    finally:
+        env.close()
+
+
+def test_a_bad_server_order_stops_the_service_at_start():
+    with pytest.raises(ValueError, match=r'^\[placement\] allocation_'
+                       r'candidates_rank_by: rank_by=most:VCPU: expected'):
+        harness.Environment('sqlite', **{
+            'placement.allocation_candidates_rank_by': 'most:VCPU'})
 
 
 def _flat_hosts(count):

@@ -27,8 +27,10 @@ from placement_lite import observe
 from placement_lite.db import candidates as db
 from placement_lite.db import snapshot
 from placement_lite.engine import combine
+from placement_lite.engine import dispersion
 from placement_lite.engine import explain
 from placement_lite.engine import rank
+from placement_lite.engine import ranking
 from placement_lite.engine import search
 from placement_lite.engine.request import parse_query  # noqa: F401
 
@@ -88,7 +90,14 @@ def find_candidates(database, conf, request, nested_aware=True):
         None)
     shuffle = rng.shuffle if rng else None
     if request.ranking is not None:
-        return _ranked(database, request, bound)
+        return _ranked(database, request, bound, nested_aware)
+    server_order = ranking.server_order(
+        placement.allocation_candidates_rank_by)
+    if server_order is not None and bound is not None:
+        return _ranked(database, dataclasses.replace(
+            request, ranking=server_order), bound, nested_aware,
+            by_server=True, dispersed=_Dispersion(placement)
+            if placement.allocation_candidates_dispersion else None)
     spread = bound is not None and nested_aware
     tally = explain.Tally(request) if request.explain else (
         explain.NOT_TALLIED)
@@ -247,7 +256,7 @@ class _Shape:
 
     def __init__(self, engine, request):
         self._kept = _TREES_PER_ANCHOR.setdefault(engine, {})
-        self._key = repr(dataclasses.replace(request, limit=None))
+        self._key = _shape_key(request)
 
     def first_window(self, bound):
         """How many trees the first window holds: enough for ``bound``
@@ -271,6 +280,11 @@ class _Shape:
         kept[self._key] = counted.trees / counted.anchors
         if len(kept) > SHAPES_KEPT:
             del kept[next(iter(kept))]
+
+
+def _shape_key(request):
+    """What requests of the same shape share: the request but its limit."""
+    return repr(dataclasses.replace(request, limit=None))
 
 
 def _windows(conn, size, rng, searcher, tally):
@@ -372,23 +386,54 @@ def _legacy_summary_providers(combiner, chosen, truncated):
     return shown
 
 
-def _ranked(database, request, bound):
-    """The Candidates of a ranked request (1.42): the best ``bound`` by the
-    rank key (engine/rank.py), whatever the strategy and randomizing."""
+class _Dispersion:
+    """How far into the exact order a request's answer starts (see
+    engine.dispersion)."""
+
+    def __init__(self, placement):
+        self.most = placement.allocation_candidates_dispersion
+        self.seed = placement.allocation_candidates_dispersion_seed
+
+    def offset(self, engine, request):
+        return dispersion.next_offset(engine, _shape_key(request), self.most,
+                                      self.seed)
+
+
+def _ranked(database, request, bound, nested_aware, by_server=False,
+            dispersed=None):
+    """The Candidates of a ranked request (1.42, or ranked by
+    ``[placement] allocation_candidates_rank_by``): the best ``bound`` by
+    the rank key (engine/rank.py), whatever the strategy and randomizing;
+    with ``dispersed`` (a _Dispersion), those after the offset it gives.
+    ``by_server``: the ranking is the option's, whose classes that do not
+    exist are left out (a request's own are refused).
+    Before 1.29 (not ``nested_aware``) a candidate takes each class from
+    one provider, and summaries show the providers giving resources."""
     tally = explain.Tally(request) if request.explain else (
         explain.NOT_TALLIED)
     found = EMPTY
     ranked = None
     with database.replica_reader() as conn:
+        offset = 0 if dispersed is None else dispersed.offset(conn.engine,
+                                                              request)
         try:
-            ranked = rank.ranked(conn, request, bound, tally)
+            ranked = rank.ranked(
+                conn, request, None if bound is None else bound + offset,
+                tally, nested_aware, by_server)
         except search.NoCandidates:
             pass
+        if ranked is not None and dispersed is not None:
+            ranked.skip(offset % len(ranked.chosen) if ranked.chosen else 0,
+                        bound)
         if ranked is not None and ranked.chosen:
             if bound is not None:
                 tally.returned({c.anchor for c in ranked.chosen})
+            shown = None
+            if not nested_aware and db.has_provider_trees(conn):
+                shown = _legacy_summary_providers(ranked.combiner,
+                                                  ranked.chosen, True)
             found = _with_summaries(conn, ranked.snapshot, ranked.roots,
-                                    ranked.chosen, None)
+                                    ranked.chosen, shown)
     if tally.active:
         found = dataclasses.replace(found, explanation=dataclasses.replace(
             tally.report(),

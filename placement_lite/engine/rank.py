@@ -53,8 +53,20 @@ class Ranked:
     roots: dict
     #: The snapshot.Snapshot the summaries are made from.
     snapshot: object
+    #: The combine.Combiner of the first choice of alternatives served (of
+    #: the request itself when it has none).
+    combiner: object
     #: With explain: a RankExplanation.
     explained: typing.Optional['RankExplanation'] = None
+
+    def skip(self, count, bound):
+        """Keep the ``bound`` candidates after the best ``count``
+        (dispersion)."""
+        self.chosen = self.chosen[count:count + bound]
+        if self.explained is not None:
+            self.explained.candidates = self.explained.candidates[
+                count:count + bound]
+            self.explained.offset = count
 
 
 @dataclasses.dataclass
@@ -92,13 +104,15 @@ class RankExplanation:
     walked: int
     #: A KeyExplanation per returned candidate, in order.
     candidates: list
+    #: With dispersion: how many of the best candidates were left out.
+    offset: typing.Optional[int] = None
 
 
 class _Choice:
     """The search of one choice of alternatives: its result, combiner and
     what its bounds need."""
 
-    def __init__(self, alternative, searcher, result, tally):
+    def __init__(self, alternative, searcher, result, tally, nested_aware):
         self.alternative = alternative
         self.searcher = searcher
         self.result = result
@@ -107,7 +121,8 @@ class _Choice:
         if result is not None:
             self.combiner = combine.Combiner(
                 result, alternative.request,
-                parents=searcher.snapshot.parents, tally=tally)
+                parents=searcher.snapshot.parents, nested_aware=nested_aware,
+                tally=tally)
             self.anchors = frozenset(result.anchors)
 
     def missing_group(self, anchor):
@@ -120,10 +135,18 @@ class _Choice:
                     if anchor not in group.by_anchor)
 
 
-def ranked(conn, request, bound, tally):
+def ranked(conn, request, bound, tally, nested_aware=True,
+           by_server=False):
     """The Ranked candidates of ``request`` (with a ranking.Ranking), at
     most ``bound`` (None: all of them); raises errors.BadRequest and
-    search.NoCandidates as the search does."""
+    search.NoCandidates as the search does. Before 1.29 (not
+    ``nested_aware``) a candidate takes each class from one provider.
+    ``by_server``: the ranking is ``[placement]
+    allocation_candidates_rank_by``'s, whose classes that do not exist
+    are left out rather than refused."""
+    if by_server:
+        request = dataclasses.replace(request, ranking=_known_classes_only(
+            conn, request.ranking))
     rank_by = request.ranking
     trait_ids = _checked_names(conn, rank_by)
     choices = []
@@ -137,7 +160,8 @@ def ranked(conn, request, bound, tally):
             result = searcher.search(window)
         except search.NoCandidates:
             result = None
-        choices.append(_Choice(alternative, searcher, result, tally))
+        choices.append(_Choice(alternative, searcher, result, tally,
+                               nested_aware))
     served = [choice for choice in choices if choice.result is not None]
     if not served:
         raise search.NoCandidates()
@@ -150,7 +174,15 @@ def ranked(conn, request, bound, tally):
     for choice in served:
         roots.update(choice.result.roots)
     return Ranked([candidate for _key, candidate, _choice in chosen], roots,
-                  served[0].searcher.snapshot, explained)
+                  served[0].searcher.snapshot, served[0].combiner, explained)
+
+
+def _known_classes_only(conn, rank_by):
+    """``rank_by`` without the orders of classes that do not exist."""
+    found = lookups.resource_class_ids(
+        conn, [order.resource_class for order in rank_by.orders])
+    return dataclasses.replace(rank_by, orders=tuple(
+        order for order in rank_by.orders if order.resource_class in found))
 
 
 def _checked_names(conn, rank_by):

@@ -10,6 +10,7 @@ order.
 """
 
 import dataclasses
+import functools
 import itertools
 import re
 import typing
@@ -65,6 +66,20 @@ def parse(pairs, groups):
         _traits('root_preferred',
                 querystring.only_value(pairs, 'root_preferred')),
         _alternatives(pairs, groups))
+
+
+@functools.cache
+def server_order(rank_by):
+    """The Ranking ``[placement] allocation_candidates_rank_by`` gives
+    requests that rank nothing (``rank_by``: the option's value), or None
+    when it is unset; raises ValueError naming the option."""
+    if not rank_by:
+        return None
+    try:
+        return Ranking(_orders(rank_by))
+    except errors.BadRequest as exc:
+        raise ValueError('[placement] allocation_candidates_rank_by: %s'
+                         % exc) from None
 
 
 def _bad(message):
