@@ -1,21 +1,45 @@
-"""Releases of placement_lite other than the one checked out: a newer
-one, made up.
+"""Releases of placement_lite other than the one checked out: the previous
+release, taken from the repository's history, and a newer one made up.
 
-tests/test_newer_database.py runs this tree's code against a database a
-made-up newer release migrated, as after a rollback.
+Every migration must let the previous release's processes keep serving
+on the migrated schema (expand now, contract in a later release:
+migrations/README.md). tests/test_previous_release.py runs that release's
+code against a database this tree migrated; tests/test_newer_database.py
+runs this tree's code against a database a made-up newer release migrated,
+as after a rollback.
+
+The repository has no release tags: :data:`PREVIOUS` names the commit a
+release was cut from. When a release is cut (its version set in
+pyproject.toml), the next commit records it here.
 """
 
+import collections
 import os
 import shutil
+import subprocess
+import sys
+import tomllib
 import uuid
 
 from alembic import command
 from alembic.config import Config
+import pytest
 
 from placement_lite import migrations as own_migrations
 from placement_lite.db import api as db_api
 from placement_lite.db import migrate
 from tests import harness
+from tests import servers
+
+Release = collections.namedtuple('Release', 'version commit')
+
+#: 0.1.0: the commit the 0.2.0 work started from. 0.1.0 has the same
+#: migrations as 0.2.0 (up to 0005), but not 0.2.0's tolerance of a
+#: database a newer release migrated: with ``sync_on_startup`` it stops at
+#: start-up on a revision it does not know. So the first migration after
+#: 0005 may land only once a release with that tolerance (0.2.0 or later)
+#: is recorded here; tests/test_previous_release.py fails until then.
+PREVIOUS = Release('0.1.0', '767206db7d0e853ccfc5713e4925c05030c82c77')
 
 #: The revision of the made-up newer release's migration.
 NEWER_REVISION = 'ffff'
@@ -45,6 +69,75 @@ def upgrade():
     op.create_index('newer_release_notes_note_idx', 'newer_release_notes',
                     ['note'])
 '''
+
+
+def extract(release, directory):
+    """``release``'s source tree, from the repository's own history, in
+    ``directory``, laid out as it installs (pyproject.toml's package-dir:
+    ``migrations/`` as ``placement_lite/migrations``), so that its code
+    runs with ``directory`` first on PYTHONPATH. A clone without the
+    release's commit (a shallow one) fails the test, saying so: the
+    previous release cannot be checked without it."""
+    found = subprocess.run(
+        ['git', '-C', servers.REPO, 'cat-file', '-e',
+         release.commit + '^{commit}'], capture_output=True, text=True)
+    if found.returncode:
+        pytest.fail(
+            'The commit of placement_lite %s (%s, tests/releases.py) is not '
+            'in the history of %s: %s. The check of the previous release '
+            'needs the full history (a shallow clone: git fetch '
+            '--unshallow).' % (release.version, release.commit,
+                               servers.REPO,
+                               found.stderr.strip() or 'not a git checkout'),
+            pytrace=False)
+    archive = subprocess.run(
+        ['git', '-C', servers.REPO, 'archive', '--format=tar',
+         release.commit], capture_output=True, check=True)
+    tree = os.path.join(directory, 'placement-lite-%s' % release.version)
+    os.makedirs(tree)
+    subprocess.run(['tar', '-x', '-C', tree], input=archive.stdout,
+                   check=True)
+    with open(os.path.join(tree, 'pyproject.toml'), 'rb') as handle:
+        project = tomllib.load(handle)
+    assert project['project']['version'] == release.version, (
+        'tests/releases.py: commit %s is version %s, not %s'
+        % (release.commit, project['project']['version'], release.version))
+    package_dirs = project['tool']['setuptools'].get('package-dir', {})
+    for package, source in package_dirs.items():
+        os.rename(os.path.join(tree, source),
+                  os.path.join(tree, *package.split('.')))
+    _assert_imported_from(tree)
+    return tree
+
+
+def _assert_imported_from(tree):
+    """The code a process run in ``tree`` with it on PYTHONPATH runs is
+    the tree's, its migrations included (not this checkout's, which the
+    editable install would find otherwise, and ``python -c`` in this
+    checkout's directory too)."""
+    imported = subprocess.run(
+        [sys.executable, '-c',
+         'import placement_lite.app, placement_lite.migrations\n'
+         'print(placement_lite.app.__file__)\n'
+         'print(placement_lite.migrations.__file__)\n'],
+        cwd=tree, env=dict(os.environ, PYTHONPATH=tree),
+        capture_output=True, text=True, check=True)
+    assert imported.stdout.split() == [
+        os.path.join(tree, 'placement_lite', 'app.py'),
+        os.path.join(tree, 'placement_lite', 'migrations', '__init__.py')]
+
+
+def upgrade_with(tree, url):
+    """Upgrade the database at ``url`` with the migrations of ``tree``, in
+    a process of its own running that tree's code."""
+    subprocess.run(
+        [sys.executable, '-c',
+         'import sys\n'
+         'from placement_lite.db import api, migrate\n'
+         'database = api.Database(sys.argv[1])\n'
+         'migrate.upgrade(database)\n'
+         'database.dispose()\n', url],
+        cwd=tree, env=dict(os.environ, PYTHONPATH=tree), check=True)
 
 
 def newer_migrations(directory):

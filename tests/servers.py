@@ -25,7 +25,6 @@ from tests import provision
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir))
 BIN = os.path.dirname(sys.executable)
-UWSGI_INI = os.path.join(REPO, 'etc', 'uwsgi.ini')
 NGINX_CONF = os.path.join(REPO, 'etc', 'nginx-placement.conf')
 HAPROXY_CONF = os.path.join(REPO, 'etc', 'haproxy-placement-galera.cfg')
 #: The microversion the helpers ask for unless told otherwise.
@@ -78,7 +77,10 @@ class Uwsgi:
     :attr:`port`; ``behind-nginx`` speaks the uwsgi protocol there."""
 
     def __init__(self, db_url, section='uwsgi', processes=4, lazy=False,
-                 extra_conf='', start=True):
+                 extra_conf='', start=True, tree=REPO):
+        """``tree``: the source tree whose code and etc/uwsgi.ini are
+        served (another release's, extracted from git: tests/releases.py)."""
+        self.tree = tree
         self.section = section
         self.processes = processes
         self.lazy = lazy
@@ -93,7 +95,7 @@ class Uwsgi:
 
     def _copy_ini(self):
         ini = configparser.ConfigParser(interpolation=None, strict=False)
-        ini.read(UWSGI_INI)
+        ini.read(os.path.join(self.tree, 'etc', 'uwsgi.ini'))
         shared = ini['placement']
         shared['env'] = 'OS_PLACEMENT_CONFIG_DIR=%s' % self.workdir
         shared['processes'] = str(self.processes)
@@ -120,8 +122,8 @@ class Uwsgi:
             self.process = subprocess.Popen(
                 [os.path.join(BIN, 'uwsgi'), '--ini',
                  '%s:%s' % (self.ini, self.section)],
-                cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-                env=dict(os.environ, PYTHONPATH=REPO),
+                cwd=self.tree, stdout=log, stderr=subprocess.STDOUT,
+                env=dict(os.environ, PYTHONPATH=self.tree),
                 start_new_session=True)
 
     def wait_ready(self):
