@@ -34,6 +34,8 @@ from tests import releases
 from tests import servers
 from tests.bench import services
 
+pytestmark = [pytest.mark.slow, pytest.mark.only_backends('postgresql')]
+
 HAPROXY_TAKEOVER = os.path.join(servers.REPO, 'etc',
                                 'haproxy-placement-takeover.cfg')
 NGINX_TAKEOVER = os.path.join(servers.REPO, 'etc',
@@ -208,24 +210,38 @@ def _device_profile_names(url):
         database.dispose()
 
 
-@pytest.mark.slow
-@pytest.mark.needs('haproxy')
-@pytest.mark.only_backends('postgresql')
-def test_a_takeover_and_a_rollback_behind_haproxy(backend, tmp_path):
+Fleet = collections.namedtuple('Fleet', 'url reference lite')
+
+
+@pytest.fixture
+def synced(backend, tmp_path):
+    """Step 1 done: the reference's host serving, placement_lite's db sync
+    run while it served (claims through the reference meanwhile, each
+    answered as it should be), and placement_lite's host started, in no
+    front yet."""
     url = harness.empty_database_url(backend)
     reference = _reference(url, tmp_path)
-    lite = proxy = None
+    lite = None
     try:
-        # 1. placement_lite's db sync, while the reference serves.
         synced = []
         served, failed = _serving_meanwhile(
             reference.port, lambda: synced.append(_db_sync(reference)))
         assert synced[0].returncode == 0, synced[0].stderr
         assert (served >= 1, failed) == (True, [])
-
-        # 2. placement_lite's host joins the reference's behind HAProxy.
         lite = servers.Uwsgi(url, processes=2)
-        proxy = TakeoverHAProxy(reference.port, lite.port)
+        yield Fleet(url, reference, lite)
+    finally:
+        if lite is not None:
+            lite.cleanup()
+        reference.stop()
+
+
+@pytest.mark.needs('haproxy')
+def test_a_takeover_and_a_rollback_behind_haproxy(synced):
+    reference, lite = synced.reference, synced.lite
+    proxy = TakeoverHAProxy(reference.port, lite.port)
+    try:
+        # 2. placement_lite's host put in service beside the reference's.
         assert _answering(proxy.port) == {REFERENCE_NEWEST: SAMPLE}
         proxy.admin('set server placement/lite1 state ready')
         assert harness.wait_for(
@@ -256,35 +272,26 @@ def test_a_takeover_and_a_rollback_behind_haproxy(backend, tmp_path):
         assert _device_profile_request(proxy.port, 'gpu')[0] == 406
         assert servers.request(proxy.port, 'GET', '/device_profiles',
                                version=REFERENCE_NEWEST)[0] == 404
-        assert _device_profile_names(url) == ['fpga']
+        assert _device_profile_names(synced.url) == ['fpga']
         assert lite.problems_in_log() == []
     finally:
-        for server in (proxy, lite):
-            if server is not None:
-                getattr(server, 'cleanup', server.stop)()
-        reference.stop()
+        proxy.stop()
 
 
-@pytest.mark.slow
 @pytest.mark.needs('nginx')
-@pytest.mark.only_backends('postgresql')
-def test_a_takeover_and_a_rollback_behind_nginx(backend, tmp_path):
+def test_a_takeover_and_a_rollback_behind_nginx(synced):
     """Each step an edit of the upstream block and a reload."""
-    url = harness.empty_database_url(backend)
-    reference = _reference(url, tmp_path)
-    lite = front = None
+    reference, lite = synced.reference, synced.lite
+    with open(NGINX_TAKEOVER) as handle:
+        shipped = servers.upstream_lines(handle.read())
+    reference_line, _, lite_line, _, down_line = shipped
+
+    def at(line, port):
+        return re.sub(r' \S+:\d+', ' 127.0.0.1:%d' % port, line, count=1)
+
+    front = servers.Nginx(source=NGINX_TAKEOVER, upstream=[
+        at(reference_line, reference.port), at(lite_line, lite.port)])
     try:
-        assert _db_sync(reference).returncode == 0
-        lite = servers.Uwsgi(url, processes=2)
-        with open(NGINX_TAKEOVER) as handle:
-            shipped = servers.upstream_lines(handle.read())
-        reference_line, _, lite_line, _, down_line = shipped
-
-        def at(line, port):
-            return re.sub(r' \S+:\d+', ' 127.0.0.1:%d' % port, line, count=1)
-
-        front = servers.Nginx(source=NGINX_TAKEOVER, upstream=[
-            at(reference_line, reference.port), at(lite_line, lite.port)])
         assert set(_answering(front.port)) == {REFERENCE_NEWEST,
                                                PLACEMENT_LITE_NEWEST}
         for _ in range(3):
@@ -307,7 +314,4 @@ def test_a_takeover_and_a_rollback_behind_nginx(backend, tmp_path):
         releases.assert_serves(_through(front.port))
         assert lite.problems_in_log() == []
     finally:
-        for server in (front, lite):
-            if server is not None:
-                getattr(server, 'cleanup', server.stop)()
-        reference.stop()
+        front.stop()
