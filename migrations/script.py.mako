@@ -1,5 +1,10 @@
 """${message}
 
+An expand step: the previous release's processes keep serving on the
+schema it leaves (add tables, nullable columns, indexes, rows; drop,
+rename and NOT NULL wait for a later release's contract step:
+migrations/README.md).
+
 Revision ID: ${up_revision}
 Revises: ${down_revision | comma,n}
 Create Date: ${create_date}

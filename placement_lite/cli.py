@@ -4,6 +4,7 @@ the capacity report."""
 import argparse
 import http
 import json
+import logging
 import socketserver
 import sys
 from wsgiref import simple_server
@@ -121,6 +122,15 @@ def _reachable(db, work):
 
 
 def db_sync(args):
+    """Upgrade the schema and print the revision the database is at.
+
+    A database a newer release migrated is left as it is, and that is no
+    error (exit 0): this release serves on it (docs/databases.md, expand
+    and contract), so a rollback that runs ``db sync`` goes on. The
+    warning saying so goes to standard error, the revision to standard
+    output as always."""
+    logging.basicConfig(format='placement-lite: %(message)s',
+                        stream=sys.stderr)
     db = _database(_load(args))
     _reachable(db, migrate.upgrade)
     print(migrate.current_revision(db))

@@ -12,17 +12,20 @@ from placement_lite.db import migrate
 from placement_lite.domain import standard_names
 
 SUCCESS = upgradecheck.Result(upgradecheck.Code.SUCCESS)
-#: What the checks that read tables say while the schema is not current
-#: (the tables they read may not exist yet); the schema check fails.
+#: What the checks that read tables say while the schema is older than
+#: this release's (the tables they read may not exist yet); the schema
+#: check fails.
 NOT_CHECKED = upgradecheck.Result(
     upgradecheck.Code.WARNING,
     'Not checked: the database schema is not current.')
 
 
 def _needs_schema(check):
-    """``check``, run only once the schema is current."""
+    """``check``, run only on a schema that serves this release: current,
+    or newer (a newer release's migrations keep every table this release
+    reads)."""
     def checked(self):
-        if not self.schema_current:
+        if not (self.schema_current or self.schema_newer):
             return NOT_CHECKED
         return check(self)
     return checked
@@ -35,10 +38,19 @@ class Checks(upgradecheck.UpgradeCommands):
         self.db = db
         self.current_revision = migrate.current_revision(db)
         self.schema_current = self.current_revision == migrate.head_revision()
+        self.schema_newer = migrate.is_newer(self.current_revision)
 
     def _schema(self):
         if self.schema_current:
             return SUCCESS
+        if self.schema_newer:
+            return upgradecheck.Result(
+                upgradecheck.Code.WARNING,
+                'The database is at revision %s, which a newer release '
+                'recorded (this release knows up to %s). This release '
+                'serves on it as it is when it is the release before the one '
+                'that migrated it (a rollback).' % (self.current_revision,
+                                    migrate.head_revision()))
         found = ('has no placement_lite schema' if self.current_revision is None
                  else 'is at revision %s' % self.current_revision)
         return upgradecheck.Result(

@@ -25,7 +25,6 @@ from tests import provision
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir))
 BIN = os.path.dirname(sys.executable)
-UWSGI_INI = os.path.join(REPO, 'etc', 'uwsgi.ini')
 NGINX_CONF = os.path.join(REPO, 'etc', 'nginx-placement.conf')
 HAPROXY_CONF = os.path.join(REPO, 'etc', 'haproxy-placement-galera.cfg')
 #: The microversion the helpers ask for unless told otherwise.
@@ -78,7 +77,10 @@ class Uwsgi:
     :attr:`port`; ``behind-nginx`` speaks the uwsgi protocol there."""
 
     def __init__(self, db_url, section='uwsgi', processes=4, lazy=False,
-                 extra_conf='', start=True):
+                 extra_conf='', start=True, tree=REPO):
+        """``tree``: the source tree whose code and etc/uwsgi.ini are
+        served (another release's, extracted from git: tests/releases.py)."""
+        self.tree = tree
         self.section = section
         self.processes = processes
         self.lazy = lazy
@@ -93,7 +95,7 @@ class Uwsgi:
 
     def _copy_ini(self):
         ini = configparser.ConfigParser(interpolation=None, strict=False)
-        ini.read(UWSGI_INI)
+        ini.read(os.path.join(self.tree, 'etc', 'uwsgi.ini'))
         shared = ini['placement']
         shared['env'] = 'OS_PLACEMENT_CONFIG_DIR=%s' % self.workdir
         shared['processes'] = str(self.processes)
@@ -120,8 +122,8 @@ class Uwsgi:
             self.process = subprocess.Popen(
                 [os.path.join(BIN, 'uwsgi'), '--ini',
                  '%s:%s' % (self.ini, self.section)],
-                cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-                env=dict(os.environ, PYTHONPATH=REPO),
+                cwd=self.tree, stdout=log, stderr=subprocess.STDOUT,
+                env=dict(os.environ, PYTHONPATH=self.tree),
                 start_new_session=True)
 
     def wait_ready(self):
@@ -193,14 +195,26 @@ class Uwsgi:
 
 
 class Nginx:
-    """etc/nginx-placement.conf in front of the given uwsgi ports."""
+    """An nginx from a file of etc/ (etc/nginx-placement.conf unless
+    ``source`` says otherwise) in front of the given uwsgi ports: the
+    shipped file, with only its upstream's ``server`` lines, the address
+    it listens on and the paths of its logs and temporary files changed."""
 
-    def __init__(self, upstream_ports):
+    def __init__(self, upstream_ports=(), source=NGINX_CONF, upstream=None):
+        """``upstream``: the upstream block's ``server`` lines, in place of
+        the shipped ones; by default the first shipped line once per port
+        of ``upstream_ports``."""
         self.workdir = tempfile.mkdtemp(prefix='placement-lite-nginx-')
         # nginx's workers run as an unprivileged user when started as root.
         os.chmod(self.workdir, 0o777)
         self.port = harness._free_port()
-        conf = self._copy_conf(upstream_ports)
+        with open(source) as handle:
+            self.shipped = handle.read()
+        if upstream is None:
+            upstream = [re.sub(r' \S+:\d+ ', ' 127.0.0.1:%d ' % port,
+                               upstream_lines(self.shipped)[0])
+                        for port in upstream_ports]
+        conf = self._copy_conf(upstream)
         for name in ('uwsgi_params',):
             shutil.copy(os.path.join('/etc/nginx', name), self.workdir)
         self.process = subprocess.Popen(
@@ -212,14 +226,11 @@ class Nginx:
             self.stop()
             raise RuntimeError('nginx did not start: %s' % self.error_log())
 
-    def _copy_conf(self, upstream_ports):
-        with open(NGINX_CONF) as handle:
-            text = handle.read()
-        servers = re.findall(r'^\s*server 127\.0\.0\.1:\d+ .*$', text, re.M)
-        text = text.replace(
-            '\n'.join(servers),
-            '\n'.join(re.sub(r':\d+', ':%d' % port, servers[0])
-                      for port in upstream_ports))
+    def _copy_conf(self, upstream):
+        shipped = upstream_lines(self.shipped)
+        text = self.shipped.replace(shipped[0], '\n'.join(upstream), 1)
+        for line in shipped[1:]:
+            text = text.replace(line + '\n', '', 1)
         text = text.replace('listen 8778;', 'listen 127.0.0.1:%d;' % self.port)
         text = re.sub(r'/var/log/nginx/', self.workdir + '/', text)
         temp_paths = ''.join(
@@ -230,6 +241,13 @@ class Nginx:
         with open(path, 'w') as handle:
             handle.write(text)
         return path
+
+    def reload(self, upstream):
+        """``nginx -s reload`` with ``upstream`` as the upstream block's
+        ``server`` lines: new requests follow them once new workers take
+        connections, the old workers finish what they are passing on."""
+        self._copy_conf(upstream)
+        self.process.send_signal(signal.SIGHUP)
 
     def _answers(self):
         return _reachable(self.process, 'nginx',
@@ -352,6 +370,11 @@ class DevServer:
 
     def stop(self):
         _terminate(self.process, self.workdir)
+
+
+def upstream_lines(text):
+    """The ``server`` lines of an nginx file's upstream block, as they are."""
+    return re.findall(r'^[ \t]*server [^{\n]*;$', text, re.M)
 
 
 def _reachable(process, name, connect):

@@ -6,12 +6,15 @@ import os
 import subprocess
 import sys
 
+import os_resource_classes
+import os_traits
 import pytest
 import sqlalchemy as sa
 
 from placement_lite.db import migrate
 from placement_lite.db import tables
 from tests import harness
+from tests import releases
 
 pytestmark = pytest.mark.slow
 
@@ -154,3 +157,30 @@ def test_a_provider_without_root_and_a_json_policy_fail(backend, tmp_path):
         'reference\'s "placement-manage db online_data_migrations" before '
         'switching.')
     assert checks['Policy File JSON to YAML Migration'][0] == 'Failure'
+
+
+def test_a_database_a_newer_release_migrated_is_a_warning(backend, tmp_path):
+    """After a rollback: this release serves on it (docs/databases.md,
+    "Expand and contract"), and its other checks run."""
+    db_url = releases.migrated_by_a_newer_release(backend, str(tmp_path))
+
+    code, checks = _status(tmp_path, db_url)
+
+    assert code == 1
+    assert checks == {
+        'Database schema': (
+            'Warning', 'The database is at revision %s, which a newer '
+            'release recorded (this release knows up to %s). This release '
+            'serves on it as it is when it is the release before the one '
+            'that migrated it (a rollback).' % (
+                releases.NEWER_REVISION, migrate.head_revision())),
+        'Standard resource classes and traits': (
+            'Success', '%d standard resource classes and %d standard traits '
+            'are not in the database yet; the service adds them when it '
+            'starts.' % (len(os_resource_classes.STANDARDS),
+                         len(os_traits.get_traits()))),
+        'Missing Root Provider IDs': ('Success', 'None'),
+        'Incomplete Consumers': ('Success', 'None'),
+        'Consumers without allocations': ('Success', 'None'),
+        'Policy File JSON to YAML Migration': ('Success', 'None'),
+    }

@@ -20,6 +20,12 @@ newer one another recorded meanwhile (alembic inserts the first revision
 and updates the later ones), leaving two. placement_lite's version table
 holds one row: a second has the same ``one_row`` key, and is refused
 (on a Galera cluster, by the certification of its transaction).
+
+A database a newer release migrated records a revision this release's
+migrations do not know. Every migration keeps the previous release serving
+(expand now, contract in a later release: migrations/README.md), so such a
+database is served as it is: :func:`upgrade` changes nothing and says so in
+one line.
 """
 
 import logging
@@ -59,10 +65,19 @@ def _alembic_config():
 
 def upgrade(database, revision='head'):
     """Bring the schema of ``database`` up to ``revision``, however many
-    processes do so at once (see the module's docstring)."""
+    processes do so at once, unless a newer release migrated it (see the
+    module's docstring)."""
     config = _alembic_config()
+    known = _known_revisions(config)
     for retry in range(RACE_RETRIES + 1):
         recorded = current_revision(database)
+        if recorded is not None and recorded not in known:
+            LOG.warning(
+                'The database schema is at revision %s, which a newer '
+                'release of placement_lite recorded (this release knows up '
+                'to %s): left as it is, and served as it is.',
+                recorded, head_revision())
+            return
         try:
             with database.writer() as conn:
                 _move_own_revision_out_of_alembic_version(conn, config)
@@ -94,9 +109,7 @@ def _move_own_revision_out_of_alembic_version(conn, config):
                                  sa.column('version_num'))
     revision = conn.execute(sa.select(reference_version.c.version_num)
                             ).scalar()
-    own_revisions = {script.revision for script in
-                     ScriptDirectory.from_config(config).walk_revisions()}
-    if revision not in own_revisions:
+    if revision not in _known_revisions(config):
         return
     own_version = _own_version_table()
     own_version.create(conn)
@@ -142,6 +155,18 @@ def _ensure_one_row_version_table(conn):
                               inspector.get_indexes(tables.VERSION_TABLE)}:
         operations.create_index(_ONE_ROW_INDEX, tables.VERSION_TABLE,
                                 [_ONE_ROW], unique=True)
+
+
+def _known_revisions(config):
+    return {script.revision for script in
+            ScriptDirectory.from_config(config).walk_revisions()}
+
+
+def is_newer(revision):
+    """Whether ``revision``, as recorded in a database, is one a newer
+    release recorded: one this release's migrations do not know."""
+    return (revision is not None
+            and revision not in _known_revisions(_alembic_config()))
 
 
 def current_revision(database):
