@@ -33,13 +33,10 @@ from tests import servers
 
 Release = collections.namedtuple('Release', 'version commit')
 
-#: 0.1.0: the commit the 0.2.0 work started from. 0.1.0 has the same
-#: migrations as 0.2.0 (up to 0005), but not 0.2.0's tolerance of a
-#: database a newer release migrated: with ``sync_on_startup`` it stops at
-#: start-up on a revision it does not know. So the first migration after
-#: 0005 may land only once a release with that tolerance (0.2.0 or later)
-#: is recorded here; tests/test_previous_release.py fails until then.
-PREVIOUS = Release('0.1.0', '767206db7d0e853ccfc5713e4925c05030c82c77')
+#: 0.2.0: the first release that serves a database a newer release
+#: migrated (0.1.0, at 767206d, stopped at start-up on a revision it did not
+#: know). Its migrations end at 0005.
+PREVIOUS = Release('0.2.0', '5e593169da3a88dff88b65ab0cd159dac9c38b33')
 
 #: The revision of the made-up newer release's migration.
 NEWER_REVISION = 'ffff'

@@ -1,7 +1,7 @@
 """The previous release keeps serving on a database this release migrated:
 expand now, contract in a later release (migrations/README.md).
 
-The previous release is the one tests/releases.py records (0.1.0), its
+The previous release is the one tests/releases.py records (0.2.0), its
 tree taken from this repository's history (``git archive``; a shallow
 clone without its commit fails these tests, saying so). Its code runs
 under this virtual environment's interpreter and libraries, first on
@@ -9,12 +9,10 @@ PYTHONPATH, under uwsgi from its own etc/uwsgi.ini with
 ``sync_on_startup``, as an API host not yet upgraded (in a rolling
 upgrade) or rolled back to runs.
 
-0.1.0 has the migrations this release has: today these tests show that
-its code serves on the schema and the data this release writes, beside
-this release's processes. They catch the first migration that is not an
-expand step, and 0.1.0 stopping at start-up on a revision it does not
-know: a migration may land once a release that serves a newer database
-(0.2.0, this one) is recorded as the previous release.
+0.2.0 serves a database whose revision it does not know (a newer
+release's), so these tests show that its code serves on the schema and the
+data this release writes, its migrations included, beside this release's
+processes; they catch a migration that is not an expand step.
 """
 
 import pytest
