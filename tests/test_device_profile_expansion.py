@@ -47,12 +47,19 @@ TWO_FPGAS = {
 }
 
 
+def _world_with_profile(environment, world, profile):
+    """``environment`` holding ``world`` and ``profile``; the profile as
+    created."""
+    worlds.load_into_db(environment.db, world)
+    status, _headers, body = environment.request(
+        'POST', '/device_profiles', profile)
+    assert status == 201, body
+    return body
+
+
 @pytest.fixture
 def numa_env(environment):
-    worlds.load_into_db(environment.db, NUMA_FPGA)
-    status, _headers, body = environment.request(
-        'POST', '/device_profiles', TWO_FPGAS)
-    assert status == 201, body
+    _world_with_profile(environment, NUMA_FPGA, TWO_FPGAS)
     return environment
 
 
@@ -63,6 +70,17 @@ def _get(env, query, version='1.40'):
 
 def _query(pairs):
     return urllib.parse.urlencode(pairs)
+
+
+def _assert_same_candidates(env, with_profile, by_hand, version='1.40'):
+    """The query ``with_profile`` answers what ``by_hand`` answers, some
+    candidates."""
+    by_profile = _get(env, _query(with_profile), version)
+    written = _get(env, _query(by_hand), version)
+    assert written[0] == 200, written[2]
+    assert by_profile[0] == 200
+    assert by_profile[2] == written[2]
+    assert written[2]['allocation_requests']
 
 
 def test_expansion_replaces_the_parameter_in_place(numa_env):
@@ -121,12 +139,7 @@ def test_query_without_profile_is_unchanged(numa_env):
 ])
 def test_profile_finds_what_the_hand_written_query_finds(
         numa_env, hand_written, with_profile):
-    by_hand = _get(numa_env, _query(hand_written))
-    by_profile = _get(numa_env, _query(with_profile))
-    assert by_hand[0] == 200, by_hand[2]
-    assert by_profile[0] == 200
-    assert by_profile[2] == by_hand[2]
-    assert by_hand[2]['allocation_requests']
+    _assert_same_candidates(numa_env, with_profile, hand_written)
 
 
 def test_same_subtree_keeps_fpgas_with_their_numa_node(numa_env):
@@ -224,11 +237,8 @@ GPU_ELSE_BY_HAND = [
 
 @pytest.fixture
 def gpu_env(environment):
-    worlds.load_into_db(environment.db, GPU_HOSTS)
-    status, _headers, body = environment.request(
-        'POST', '/device_profiles', GPU_ELSE)
-    assert status == 201, body
-    assert body['alternatives'] == [[0, 2]]
+    created = _world_with_profile(environment, GPU_HOSTS, GPU_ELSE)
+    assert created['alternatives'] == [[0, 2]]
     return environment
 
 
@@ -285,12 +295,7 @@ def test_alternatives_need_1_42(gpu_env, version):
 ])
 def test_alternatives_find_what_the_hand_written_query_finds(
         gpu_env, with_profile, by_hand):
-    by_profile = _get(gpu_env, _query(with_profile), version='1.42')
-    written = _get(gpu_env, _query(by_hand), version='1.42')
-    assert written[0] == 200, written[2]
-    assert by_profile[0] == 200
-    assert by_profile[2] == written[2]
-    assert written[2]['allocation_requests']
+    _assert_same_candidates(gpu_env, with_profile, by_hand, '1.42')
 
 
 def test_first_alternative_a_tree_serves_is_used(gpu_env):

@@ -9,6 +9,12 @@ import yaml
 DEFAULT = '1'
 
 
+def _refused_create(openstack, *args, version=DEFAULT):
+    """``openstack device profile create ARGS``, which is to fail."""
+    return openstack('device', 'profile', 'create', *args, version=version,
+                     parse=False, check=False)
+
+
 def test_device_profile_lifecycle(openstack):
     created = openstack(
         'device', 'profile', 'create', 'cli-fpga',
@@ -88,25 +94,22 @@ def test_device_profile_alternatives(openstack):
     # carry them.
     assert openstack('device', 'profile', 'show', 'a100-else-two-l40s',
                      version='1.41')['alternatives'] is None
-    early = openstack('device', 'profile', 'create', 'cli-early',
-                      '--group', 'resources:VGPU=1',
-                      '--group', 'resources:PGPU=1',
-                      '--alternatives', '0,1', version='1.41',
-                      parse=False, check=False)
+    early = _refused_create(openstack, 'cli-early',
+                            '--group', 'resources:VGPU=1',
+                            '--group', 'resources:PGPU=1',
+                            '--alternatives', '0,1', version='1.41')
     assert early.returncode == 1
     assert "('alternatives' was unexpected)" in early.stderr
 
-    malformed = openstack('device', 'profile', 'create', 'cli-bad',
-                          '--group', 'resources:VGPU=1',
-                          '--alternatives', '0,first',
-                          version=DEFAULT, parse=False, check=False)
+    malformed = _refused_create(openstack, 'cli-bad',
+                                '--group', 'resources:VGPU=1',
+                                '--alternatives', '0,first')
     assert malformed.returncode == 2
     assert 'expected group positions I,J[,K...]' in malformed.stderr
-    missing = openstack('device', 'profile', 'create', 'cli-bad',
-                        '--group', 'resources:VGPU=1',
-                        '--group', 'resources:PGPU=1',
-                        '--alternatives', '0,2',
-                        version=DEFAULT, parse=False, check=False)
+    missing = _refused_create(openstack, 'cli-bad',
+                              '--group', 'resources:VGPU=1',
+                              '--group', 'resources:PGPU=1',
+                              '--alternatives', '0,2')
     assert missing.returncode == 1
     assert ('alternatives[0] names groups the profile does not have: 2 '
             '(it has 2, numbered from 0).') in missing.stderr
@@ -123,15 +126,13 @@ def test_device_profile_errors(openstack):
     assert refused.returncode == 1
     assert 'A device profile named cli-dup already exists.' in refused.stderr
 
-    unknown = openstack('device', 'profile', 'create', 'cli-unknown',
-                        '--group', 'resources:CUSTOM_NOPE=1',
-                        version=DEFAULT, parse=False, check=False)
+    unknown = _refused_create(openstack, 'cli-unknown',
+                              '--group', 'resources:CUSTOM_NOPE=1')
     assert unknown.returncode == 1
     assert 'Unknown resource class(es): CUSTOM_NOPE.' in unknown.stderr
 
-    malformed = openstack('device', 'profile', 'create', 'cli-bad',
-                          '--group', 'resources:VGPU',
-                          version=DEFAULT, parse=False, check=False)
+    malformed = _refused_create(openstack, 'cli-bad',
+                                '--group', 'resources:VGPU')
     assert malformed.returncode == 2
     assert 'expected KEY=VALUE' in malformed.stderr
 
