@@ -25,3 +25,10 @@ def create_index(name, table, columns):
     existing = sa.inspect(op.get_bind()).get_indexes(table)
     if name not in {index['name'] for index in existing}:
         op.create_index(name, table, columns)
+
+
+def add_column(table, column):
+    """``op.add_column(table, column)`` unless the table has the column."""
+    existing = sa.inspect(op.get_bind()).get_columns(table)
+    if column.name not in {found['name'] for found in existing}:
+        op.add_column(table, column)

@@ -85,8 +85,11 @@ DEVICE_PROFILES = Version(1, 40)
 #: same_subtree with ``!`` suffixes.
 EXPLAIN = Version(1, 41)
 #: Ranked allocation candidates: rank_by, preferred traits, prioritized
-#: alternatives (engine/rank.py).
+#: alternatives (engine/rank.py); device profiles declaring alternatives.
 RANKED = Version(1, 42)
+#: Device profiles may declare alternatives among their groups, which
+#: expand into RANKED's ``alternatives``.
+PROFILE_ALTERNATIVES = RANKED
 
 #: The newest microversion of openstack-placement 16.0.0.
 REFERENCE_MAXIMUM = ANY_TRAITS

@@ -1,7 +1,8 @@
 """Device profile rows: insert, select by uuid or names, delete.
 
 ``groups`` is stored as JSON text so that the order of the groups, and of
-the keys inside each group, is kept exactly as created.
+the keys inside each group, is kept exactly as created; ``alternatives``
+too, or NULL when the profile has none.
 """
 
 import json
@@ -13,21 +14,25 @@ from placement_lite.db import tables
 dp = tables.device_profiles
 
 
-def insert_profile(conn, uuid, name, description, groups, created_at):
+def insert_profile(conn, uuid, name, description, groups, alternatives,
+                   created_at):
     conn.execute(dp.insert().values(
         uuid=uuid, name=name, description=description,
-        groups=json.dumps(groups), created_at=created_at))
+        groups=json.dumps(groups),
+        alternatives=json.dumps(alternatives) if alternatives else None,
+        created_at=created_at))
 
 
 def _select():
     return sa.select(dp.c.id, dp.c.uuid, dp.c.name, dp.c.description,
-                     dp.c.groups, dp.c.created_at,
+                     dp.c.groups, dp.c.alternatives, dp.c.created_at,
                      dp.c.updated_at).order_by(dp.c.id)
 
 
 def _as_dict(row):
     values = row._asdict()
     values['groups'] = json.loads(values['groups'])
+    values['alternatives'] = json.loads(values['alternatives'] or '[]')
     return values
 
 

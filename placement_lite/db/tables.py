@@ -230,6 +230,9 @@ device_profiles = sa.Table(
     # The ordered list of request groups, as JSON text: order is part of
     # the resource (group i becomes the suffix device_profile_<i>).
     sa.Column('groups', sa.Text, nullable=False),
+    # Its sets of alternatives (from 1.42), lists of group positions as
+    # JSON text; NULL when it has none (as every profile written before).
+    sa.Column('alternatives', sa.Text, nullable=True),
     *_timestamps(),
     sa.UniqueConstraint('uuid', name='uniq_device_profiles0uuid'),
     sa.UniqueConstraint('name', name='uniq_device_profiles0name'),

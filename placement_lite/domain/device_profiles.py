@@ -4,10 +4,15 @@ A group maps ``resources:<CLASS>`` to an amount, ``trait:<TRAIT>`` to
 ``required`` or ``forbidden`` and ``accel:<key>`` to a Cyborg attribute.
 Resource class and trait names are stored normalised (upper case,
 underscores) and must be known to Placement when the profile is created.
+From 1.42 a profile may declare alternatives: sets of two or more of its
+groups, by position, each set one need served by the first group of it
+a tree can serve ("an A100, else two L40s").
 
 :func:`expand_request` turns ``device_profile=<name>`` in an
 allocation-candidates query into one granular group per profile group,
-suffixed as nova suffixes them (``device_profile_<position>``).
+suffixed as nova suffixes them (``device_profile_<position>``), and each
+set of alternatives into an ``alternatives`` parameter naming those
+suffixes.
 """
 
 import re
@@ -16,6 +21,7 @@ import uuid as uuidlib
 import sqlalchemy as sa
 
 from placement_lite import errors
+from placement_lite import microversion
 from placement_lite.db import device_profiles as profiles_db
 from placement_lite.db import lookups
 from placement_lite.engine import request as candidate_request
@@ -24,6 +30,8 @@ RESOURCES = 'resources:'
 TRAIT = 'trait:'
 #: The allocation-candidates query parameter naming a profile.
 QUERY_PARAMETER = 'device_profile'
+#: The query parameter of a set of alternatives (1.42).
+ALTERNATIVES_PARAMETER = 'alternatives'
 SUFFIX_PREFIX = 'device_profile_'
 #: Amounts are stored in 32-bit integer columns by Placement.
 MAX_AMOUNT = 2 ** 31 - 1
@@ -90,13 +98,42 @@ def _check_names_known(conn, groups):
             code=errors.DEVICE_PROFILE_INVALID)
 
 
+def _checked_alternatives(alternatives, group_count):
+    """The sets of ``alternatives`` as lists of int positions (the schema
+    takes 1.0 for an integer); BadRequest when a set names a group the
+    profile does not have, or one that an earlier set names."""
+    checked = []
+    set_of = {}
+    for index, positions in enumerate(alternatives):
+        positions = [int(position) for position in positions]
+        missing = [position for position in positions
+                   if position >= group_count]
+        if missing:
+            raise errors.BadRequest(
+                'alternatives[%d] names groups the profile does not have: '
+                '%s (it has %d, numbered from 0).'
+                % (index, ', '.join(map(str, missing)), group_count),
+                code=errors.DEVICE_PROFILE_INVALID)
+        for position in positions:
+            if position in set_of:
+                raise errors.BadRequest(
+                    'alternatives[%d] names group %d, already in '
+                    'alternatives[%d]: a group is in one set of '
+                    'alternatives at most.'
+                    % (index, position, set_of[position]),
+                    code=errors.DEVICE_PROFILE_INVALID)
+            set_of[position] = index
+        checked.append(positions)
+    return checked
+
+
 def _duplicate_name(name):
     return errors.Conflict(
         'A device profile named %s already exists.' % name,
         code=errors.DEVICE_PROFILE_DUPLICATE_NAME)
 
 
-def create(db, name, description, groups):
+def create(db, name, description, groups, alternatives=()):
     """Store a new profile (its shape already validated); returns it.
 
     Names shaped like a UUID are refused so that a path segment always
@@ -108,6 +145,7 @@ def create(db, name, description, groups):
             code=errors.DEVICE_PROFILE_INVALID)
     groups = [_normalised_group(index, group)
               for index, group in enumerate(groups)]
+    alternatives = _checked_alternatives(alternatives, len(groups))
     new_uuid = str(uuidlib.uuid4())
 
     def work(conn):
@@ -115,8 +153,8 @@ def create(db, name, description, groups):
         if profiles_db.name_exists(conn, name):
             raise _duplicate_name(name)
         profiles_db.insert_profile(conn, new_uuid, name, description,
-                                   groups, lookups.utcnow().replace(
-                                       microsecond=0))
+                                   groups, alternatives,
+                                   lookups.utcnow().replace(microsecond=0))
         return profiles_db.profile_by_uuid(conn, new_uuid)
 
     try:
@@ -216,9 +254,49 @@ def _check_suffixes_free(pairs, suffixes):
             code=errors.DEVICE_PROFILE_SUFFIX_IN_USE)
 
 
-def expand_request(db, pairs):
-    """The allocation-candidates query ``pairs`` with ``device_profile=NAME``
-    replaced, in place, by one granular group per group of that profile.
+def _alternatives_pairs(profile, suffixes, version):
+    """An ``alternatives`` pair per set of alternatives of ``profile``,
+    naming its groups' ``suffixes``.
+
+    Below 1.42 a profile with alternatives is refused rather than expanded
+    without them: its groups alone would ask for every alternative at
+    once, which is not what the profile means."""
+    if profile['alternatives'] and version < microversion.PROFILE_ALTERNATIVES:
+        raise errors.BadRequest(
+            "Device profile '%s' declares alternatives, which need "
+            'microversion %s or later; the request is at %s.'
+            % (profile['name'], microversion.PROFILE_ALTERNATIVES,
+               microversion.Version(*version)),
+            code=errors.DEVICE_PROFILE_ALTERNATIVES_UNSUPPORTED)
+    return [(ALTERNATIVES_PARAMETER,
+             ','.join(suffixes[position] for position in positions))
+            for positions in profile['alternatives']]
+
+
+def _check_own_alternatives(pairs, profile, suffixes):
+    """BadRequest when an ``alternatives`` value of the query names a
+    group that one of the profile's sets holds already: a group is an
+    alternative in one set at most."""
+    in_sets = {suffixes[position] for positions in profile['alternatives']
+               for position in positions}
+    for key, value in pairs:
+        if key != ALTERNATIVES_PARAMETER:
+            continue
+        named = sorted(in_sets.intersection(
+            part.strip() for part in value.split(',')))
+        if named:
+            raise errors.BadRequest(
+                "alternatives=%s names %s, already in an alternatives set "
+                "of device profile '%s'." % (value, ', '.join(named),
+                                             profile['name']),
+                code=errors.QUERYPARAM_BAD_VALUE)
+
+
+def expand_request(db, pairs, version):
+    """The allocation-candidates query ``pairs`` (at ``version``) with
+    ``device_profile=NAME`` replaced, in place, by one granular group per
+    group of that profile, then an ``alternatives`` pair per set of its
+    alternatives.
 
     Group ``i`` of the profile becomes ``resourcesdevice_profile_<i>`` (and
     ``requireddevice_profile_<i>`` for its traits), so the expanded query is
@@ -238,6 +316,8 @@ def expand_request(db, pairs):
     suffixes = [group_suffix(position)
                 for position in range(len(profile['groups']))]
     _check_suffixes_free(pairs, suffixes)
+    alternatives = _alternatives_pairs(profile, suffixes, version)
+    _check_own_alternatives(pairs, profile, suffixes)
     expanded = []
     for key, value in pairs:
         if key != QUERY_PARAMETER:
@@ -245,4 +325,5 @@ def expand_request(db, pairs):
             continue
         for suffix, group in zip(suffixes, profile['groups']):
             expanded += _granular_pairs(suffix, group)
+        expanded += alternatives
     return expanded

@@ -23,7 +23,8 @@ class AllocationCandidates:
         pairs = util.query_pairs(req)
         query.validate(req, microversion.schema_for(version, schema.QUERY))
         if version >= microversion.DEVICE_PROFILES:
-            pairs = device_profiles.expand_request(req.placement.db, pairs)
+            pairs = device_profiles.expand_request(req.placement.db, pairs,
+                                                   version)
         request = engine.parse_query(pairs, version)
         found = engine.find_candidates(
             req.placement.db, req.placement.conf, request,

@@ -3,6 +3,7 @@
 Shapes follow Cyborg's v2 API: create takes one profile (an object, or
 Cyborg's list holding exactly one) and answers 201 with the bare profile
 object; show wraps it in ``device_profile``, list in ``device_profiles``.
+From 1.42 a profile has ``alternatives`` too, in bodies and answers.
 """
 
 from placement_lite import errors
@@ -21,16 +22,22 @@ def _timestamp(moment):
 
 
 def _serialize(req, profile):
-    return {
+    """The profile as ``req``'s microversion shows it: without its
+    alternatives below 1.42, as any field a later microversion added."""
+    shown = {
         'uuid': profile['uuid'],
         'name': profile['name'],
         'description': profile['description'],
         'groups': profile['groups'],
-        'created_at': _timestamp(profile['created_at']),
-        'updated_at': _timestamp(profile['updated_at']),
-        'links': [{'rel': 'self',
-                   'href': req.env.get('SCRIPT_NAME', '') + _path(profile)}],
     }
+    if microversion.of(req) >= microversion.PROFILE_ALTERNATIVES:
+        shown['alternatives'] = profile['alternatives']
+    shown.update(
+        created_at=_timestamp(profile['created_at']),
+        updated_at=_timestamp(profile['updated_at']),
+        links=[{'rel': 'self',
+                'href': req.env.get('SCRIPT_NAME', '') + _path(profile)}])
+    return shown
 
 
 def _last_modified(profiles):
@@ -80,7 +87,9 @@ def _profile_body(req):
                 'the list holds %d.' % len(body),
                 code=errors.DEVICE_PROFILE_INVALID)
         body = body[0]
-    util.validate(body, schema.PROFILE, code=errors.DEVICE_PROFILE_INVALID)
+    util.validate(body, microversion.schema_for(microversion.of(req),
+                                                schema.CREATE),
+                  code=errors.DEVICE_PROFILE_INVALID)
     return body
 
 
@@ -100,7 +109,7 @@ class DeviceProfiles:
         body = _profile_body(req)
         profile = device_profiles.create(
             req.placement.db, body['name'], body.get('description'),
-            body['groups'])
+            body['groups'], body.get('alternatives', ()))
         util.render(resp, _serialize(req, profile), status=201)
         resp.set_header('location', util.location(req, _path(profile)))
         util.set_last_modified(req, resp, _last_modified([profile]))

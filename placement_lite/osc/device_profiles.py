@@ -9,12 +9,13 @@ from osc_lib import exceptions
 
 from placement_lite import microversion
 
-#: The microversion of the requests, unless the user names one.
-MICROVERSION = str(microversion.DEVICE_PROFILES)
+#: The microversion of the requests, unless the user names one: the first
+#: whose profiles show their alternatives.
+MICROVERSION = str(microversion.PROFILE_ALTERNATIVES)
 BASE_URL = '/device_profiles'
-COLUMNS = ('uuid', 'name', 'description', 'groups', 'created_at',
-           'updated_at')
-LIST_COLUMNS = ('uuid', 'name', 'description', 'groups')
+COLUMNS = ('uuid', 'name', 'description', 'groups', 'alternatives',
+           'created_at', 'updated_at')
+LIST_COLUMNS = ('uuid', 'name', 'description', 'groups', 'alternatives')
 
 
 def _profile_url(uuid_or_name):
@@ -33,6 +34,18 @@ def _group(text):
     return group
 
 
+def _positions(text):
+    """``I,J[,K...]``: one set of alternatives, as group positions."""
+    try:
+        positions = [int(item) for item in text.split(',')]
+    except ValueError:
+        positions = []
+    if not positions or min(positions) < 0:
+        raise argparse.ArgumentTypeError(
+            'expected group positions I,J[,K...] (from 0), got %r' % text)
+    return positions
+
+
 def _row(profile, columns):
     values = dict(profile, groups=format_columns.ListDictColumn(
         profile['groups']))
@@ -42,7 +55,8 @@ def _row(profile, columns):
 class CreateDeviceProfile(command.ShowOne):
     """Create a device profile: a named, ordered list of request groups.
 
-    Requires ``--os-placement-api-version 1.40`` (the default).
+    Requires ``--os-placement-api-version`` 1.40 or later, 1.42 with
+    ``--alternatives`` (the default is 1.42).
     """
 
     def get_parser(self, prog_name):
@@ -55,12 +69,21 @@ class CreateDeviceProfile(command.ShowOne):
             help='One request group, e.g. resources:FPGA=1,'
                  'trait:CUSTOM_FPGA_ARRIA10=required,accel:attach_target=VM; '
                  'repeat for several groups, in order')
+        parser.add_argument(
+            '--alternatives', metavar='<i,j[,k...]>', type=_positions,
+            action='append', dest='alternatives',
+            help='Groups that are alternatives for one need, by position '
+                 'from 0 in --group order, first choice first: 0,1 asks '
+                 'for the first group, else the second; repeat for '
+                 'several sets')
         parser.add_argument('--description', metavar='<text>',
                             help='Description of the device profile')
         return parser
 
     def take_action(self, parsed_args):
         body = {'name': parsed_args.name, 'groups': parsed_args.groups}
+        if parsed_args.alternatives:
+            body['alternatives'] = parsed_args.alternatives
         if parsed_args.description is not None:
             body['description'] = parsed_args.description
         http = self.app.client_manager.placement_lite
@@ -72,7 +95,8 @@ class CreateDeviceProfile(command.ShowOne):
 class ListDeviceProfile(command.Lister):
     """List device profiles.
 
-    Requires ``--os-placement-api-version 1.40`` (the default).
+    Requires ``--os-placement-api-version`` 1.40 or later; alternatives
+    are shown from 1.42 (the default).
     """
 
     def get_parser(self, prog_name):
@@ -97,7 +121,8 @@ class ListDeviceProfile(command.Lister):
 class ShowDeviceProfile(command.ShowOne):
     """Show a device profile.
 
-    Requires ``--os-placement-api-version 1.40`` (the default).
+    Requires ``--os-placement-api-version`` 1.40 or later; alternatives
+    are shown from 1.42 (the default).
     """
 
     def get_parser(self, prog_name):
@@ -116,7 +141,8 @@ class ShowDeviceProfile(command.ShowOne):
 class DeleteDeviceProfile(command.Command):
     """Delete device profiles.
 
-    Requires ``--os-placement-api-version 1.40`` (the default).
+    Requires ``--os-placement-api-version`` 1.40 or later (the default
+    is 1.42).
     """
 
     def get_parser(self, prog_name):

@@ -6,8 +6,9 @@ It talks to the same endpoint as osc-placement (the ``placement`` service
 in the catalog, or ``--os-endpoint``) and shares its
 ``--os-placement-api-version`` option. When no explicit version was asked
 for (osc-placement's default is ``1``, "negotiate"), each command makes its
-requests at the microversion it needs: 1.40 for device profiles, 1.41 for
-explain, 1.42 for rank, 1.19 for capacity.
+requests at the microversion it needs: 1.42 for device profiles (the first
+that shows their alternatives), 1.41 for explain, 1.42 for rank, 1.19 for
+capacity.
 """
 
 import importlib.util

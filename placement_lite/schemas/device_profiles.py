@@ -1,9 +1,13 @@
-"""JSON schema of a device profile (POST /device_profiles, microversion 1.40).
+"""JSON schemas of a device profile (POST /device_profiles, from
+microversion 1.40; ``alternatives`` from 1.42).
 
 Keys and values of a group are strings. Names of resource classes and traits
 may use lower-case letters and hyphens (the domain normalises them); whether
-they exist is checked by the domain, not here.
+they exist, and whether the alternatives name groups the profile has, is
+checked by the domain, not here.
 """
+
+from placement_lite import microversion
 
 #: Profile names; also the characters allowed in names inside a group.
 NAME_PATTERN = '^[a-zA-Z0-9_-]+$'
@@ -33,14 +37,32 @@ GROUP = {
     'additionalProperties': False,
 }
 
-PROFILE = {
-    'type': 'object',
-    'properties': {
+#: Sets of alternatives: each the positions of two or more groups, in
+#: priority order.
+_ALTERNATIVES = {
+    'type': 'array',
+    'items': {'type': 'array', 'minItems': 2, 'uniqueItems': True,
+              'items': {'type': 'integer', 'minimum': 0}},
+}
+
+
+def _profile(version):
+    """The body of POST /device_profiles at ``version``."""
+    properties = {
         'name': {'type': 'string', 'pattern': NAME_PATTERN,
                  'maxLength': 255},
         'description': {'type': ['string', 'null'], 'maxLength': 255},
         'groups': {'type': 'array', 'minItems': 1, 'items': GROUP},
-    },
-    'required': ['name', 'groups'],
-    'additionalProperties': False,
-}
+    }
+    if version >= microversion.PROFILE_ALTERNATIVES:
+        properties['alternatives'] = _ALTERNATIVES
+    return {
+        'type': 'object',
+        'properties': properties,
+        'required': ['name', 'groups'],
+        'additionalProperties': False,
+    }
+
+
+#: (since version, schema), newest first, for POST /device_profiles.
+CREATE = microversion.schemas_since(microversion.DEVICE_PROFILES, _profile)

@@ -5,8 +5,14 @@ import uuid
 import yaml
 
 # osc-placement's default version is "1" (negotiate): the plugin then
-# speaks 1.40, the first version with device profiles.
+# speaks 1.42, the first version whose profiles have alternatives.
 DEFAULT = '1'
+
+
+def _refused_create(openstack, *args, version=DEFAULT):
+    """``openstack device profile create ARGS``, which is to fail."""
+    return openstack('device', 'profile', 'create', *args, version=version,
+                     parse=False, check=False)
 
 
 def test_device_profile_lifecycle(openstack):
@@ -24,12 +30,15 @@ def test_device_profile_lifecycle(openstack):
         {'resources:FPGA': '1', 'trait:HW_CPU_X86_AVX': 'required',
          'accel:bitstream_name': 'type=gbs'},
         {'resources:VGPU': '2', 'accel:attach_target': 'VM'}]
+    assert created['alternatives'] == []
     assert created['created_at'].endswith('Z')
     assert created['updated_at'] is None
 
     second = openstack('device', 'profile', 'create', 'cli-vgpu',
                        '--group', 'resources:VGPU=1', version='1.40')
     assert second['description'] is None
+    # 1.40 has no alternatives to show.
+    assert second['alternatives'] is None
 
     listed = openstack('device', 'profile', 'list', '--name', 'cli-fpga',
                        '--name', 'cli-vgpu', version=DEFAULT)
@@ -58,6 +67,57 @@ def test_device_profile_lifecycle(openstack):
                      '--name', 'cli-vgpu', version=DEFAULT) == []
 
 
+def test_device_profile_alternatives(openstack):
+    """The example of api-ref/device_profiles.md, then the refusals."""
+    for name in ('CUSTOM_GPU_A100', 'CUSTOM_GPU_L40'):
+        openstack('resource', 'class', 'create', name, version='1.2',
+                  parse=False)
+    created = openstack(
+        'device', 'profile', 'create', 'a100-else-two-l40s',
+        '--group', 'resources:CUSTOM_GPU_A100=1',
+        '--group', 'resources:CUSTOM_GPU_L40=2', '--alternatives', '0,1',
+        version=DEFAULT)
+    assert created['groups'] == [{'resources:CUSTOM_GPU_A100': '1'},
+                                 {'resources:CUSTOM_GPU_L40': '2'}]
+    assert created['alternatives'] == [[0, 1]]
+    shown = openstack('device', 'profile', 'show', 'a100-else-two-l40s',
+                      version=DEFAULT)
+    assert shown['alternatives'] == [[0, 1]]
+    listed = openstack('device', 'profile', 'list',
+                       '--name', 'a100-else-two-l40s', version=DEFAULT)
+    assert [profile['alternatives'] for profile in listed] == [[[0, 1]]]
+    as_table = openstack('device', 'profile', 'show', 'a100-else-two-l40s',
+                         '-f', 'table', version=DEFAULT, parse=False)
+    assert '[[0, 1]]' in as_table.stdout
+
+    # Below 1.42 a profile shows no alternatives, and a body may not
+    # carry them.
+    assert openstack('device', 'profile', 'show', 'a100-else-two-l40s',
+                     version='1.41')['alternatives'] is None
+    early = _refused_create(openstack, 'cli-early',
+                            '--group', 'resources:VGPU=1',
+                            '--group', 'resources:PGPU=1',
+                            '--alternatives', '0,1', version='1.41')
+    assert early.returncode == 1
+    assert "('alternatives' was unexpected)" in early.stderr
+
+    malformed = _refused_create(openstack, 'cli-bad',
+                                '--group', 'resources:VGPU=1',
+                                '--alternatives', '0,first')
+    assert malformed.returncode == 2
+    assert 'expected group positions I,J[,K...]' in malformed.stderr
+    missing = _refused_create(openstack, 'cli-bad',
+                              '--group', 'resources:VGPU=1',
+                              '--group', 'resources:PGPU=1',
+                              '--alternatives', '0,2')
+    assert missing.returncode == 1
+    assert ('alternatives[0] names groups the profile does not have: 2 '
+            '(it has 2, numbered from 0).') in missing.stderr
+
+    openstack('device', 'profile', 'delete', 'a100-else-two-l40s',
+              version=DEFAULT, parse=False)
+
+
 def test_device_profile_errors(openstack):
     duplicate = ('device', 'profile', 'create', 'cli-dup',
                  '--group', 'resources:VGPU=1')
@@ -66,15 +126,13 @@ def test_device_profile_errors(openstack):
     assert refused.returncode == 1
     assert 'A device profile named cli-dup already exists.' in refused.stderr
 
-    unknown = openstack('device', 'profile', 'create', 'cli-unknown',
-                        '--group', 'resources:CUSTOM_NOPE=1',
-                        version=DEFAULT, parse=False, check=False)
+    unknown = _refused_create(openstack, 'cli-unknown',
+                              '--group', 'resources:CUSTOM_NOPE=1')
     assert unknown.returncode == 1
     assert 'Unknown resource class(es): CUSTOM_NOPE.' in unknown.stderr
 
-    malformed = openstack('device', 'profile', 'create', 'cli-bad',
-                          '--group', 'resources:VGPU',
-                          version=DEFAULT, parse=False, check=False)
+    malformed = _refused_create(openstack, 'cli-bad',
+                                '--group', 'resources:VGPU')
     assert malformed.returncode == 2
     assert 'expected KEY=VALUE' in malformed.stderr
 

@@ -95,7 +95,7 @@ class _Schemas:
 
 def _range(lowest, highest):
     if lowest == highest:
-        return 'Microversion %s.' % lowest
+        return 'Microversion %s.' % (lowest,)
     return 'Microversions %s to %s.' % (lowest, highest)
 
 
@@ -150,13 +150,18 @@ def _response_schemas():
         'total', 'reserved', 'min_unit', 'max_unit', 'step_size')})
     inventory['properties']['allocation_ratio'] = {'type': 'number'}
     inventory['required'].append('allocation_ratio')
-    profile = _object({
+    profile_fields = {
         'uuid': _UUID, 'name': _STR,
         'description': {'type': ['string', 'null']},
         'groups': {'type': 'array', 'items': _map(_STR)},
+        'alternatives': dict(_array(_array(_INT)), description=(
+            'From microversion 1.42: sets of alternatives, each the '
+            'positions of its groups in priority order.')),
         'created_at': {'type': ['string', 'null'], 'format': 'date-time'},
         'updated_at': {'type': ['string', 'null'], 'format': 'date-time'},
-        'links': {'type': 'array', 'items': link}})
+        'links': {'type': 'array', 'items': link}}
+    profile = _object(profile_fields, required=[
+        name for name in profile_fields if name != 'alternatives'])
     summary_resources = _map(_object({'capacity': _INT, 'used': _INT}), _NAME)
     trait_list = _array(_STR)
     by_type = dict(_AMOUNTS, properties={'consumer_count': _INT},
@@ -716,7 +721,8 @@ def _candidates(b):
                          'out of the subtree from 1.41 (placement_lite).'),
         'device_profile': ('The name of a device profile whose groups are '
                            'added as granular groups. From 1.40 '
-                           '(placement_lite).'),
+                           '(placement_lite); its alternatives as '
+                           'alternatives from 1.42.'),
         'root_member_of': ('Aggregates of the root provider, as member_of '
                            'writes them; repeatable. From 1.41 '
                            '(placement_lite).'),
@@ -769,22 +775,26 @@ def _candidates(b):
           ('1.41', 'explain, root_member_of, group_policy=isolate:_A,_B, '
                    'same_subtree with ! (placement_lite).'),
           ('1.42', 'rank_by, preferred, root_preferred, alternatives: '
-                   'ranked candidates (placement_lite).')],
+                   "ranked candidates; a device profile's alternatives "
+                   '(placement_lite).')],
          {'200': _json('AllocationCandidates', headers=_LAST_MODIFIED)},
          query=params)
 
 
 def _device_profiles(b):
     s = b.schemas
-    profile = s.use('DeviceProfileCreate', device_profiles.PROFILE)
+    profile = s.versioned('DeviceProfileCreate', device_profiles.CREATE)
     s.used.add(id(device_profiles.GROUP))
     names = _query('name', _STR, 'Comma separated profile names.')
+    added = ('1.40', 'Added (placement_lite).')
+    shown = ('1.42', 'alternatives in each profile.')
     b.op('get', '/device_profiles', 'device profiles',
-         'List device profiles', [('1.40', 'Added (placement_lite).')],
+         'List device profiles', [added, shown],
          {'200': _json('DeviceProfiles', headers=_LAST_MODIFIED)},
          query=[names])
     b.op('post', '/device_profiles', 'device profiles',
-         'Create a device profile', [('1.40', 'Added (placement_lite).')],
+         'Create a device profile',
+         [added, ('1.42', 'alternatives in the body and the profile.')],
          {'201': _json('DeviceProfile', 'Created.',
                        headers=('Location',) + _LAST_MODIFIED)},
          body={'anyOf': [profile, {
@@ -792,17 +802,16 @@ def _device_profiles(b):
              'minItems': 1, 'maxItems': 1,
              'description': "Cyborg's form: a list of one profile."}]})
     b.op('delete', '/device_profiles', 'device profiles',
-         'Delete device profiles by name',
-         [('1.40', 'Added (placement_lite).')],
+         'Delete device profiles by name', [added],
          {'204': _empty('Deleted.')}, query=[dict(names, required=True)])
     which = {'uuid_or_name': ({'type': 'string'},
                               'The uuid or name of a device profile.')}
     b.op('get', '/device_profiles/{uuid_or_name}', 'device profiles',
-         'Show a device profile', [('1.40', 'Added (placement_lite).')],
+         'Show a device profile', [added, shown],
          {'200': _json('DeviceProfileDocument', headers=_LAST_MODIFIED)},
          path_params=which)
     b.op('delete', '/device_profiles/{uuid_or_name}', 'device profiles',
-         'Delete a device profile', [('1.40', 'Added (placement_lite).')],
+         'Delete a device profile', [added],
          {'204': _empty('Deleted.')}, path_params=which)
 
 
