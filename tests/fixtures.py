@@ -39,3 +39,16 @@ class CORSFixture(fixture.GabbiFixture):
 
     def stop_fixture(self):
         pass
+
+
+class ServerOrderFixture(fixture.GabbiFixture):
+    """Bounded candidates requests ranked by the operator's key:
+    ``[placement] allocation_candidates_rank_by = spread:MEMORY_MB,VCPU``."""
+
+    def start_fixture(self):
+        harness.session().conf_overrides[
+            'placement.allocation_candidates_rank_by'] = (
+                'spread:MEMORY_MB,VCPU')
+
+    def stop_fixture(self):
+        pass
