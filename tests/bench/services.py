@@ -25,8 +25,9 @@ from tests.bench import builder
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 BENCH_DIR = os.path.join(REPO, '.bench')
+#: PyMySQL: the reference on MariaDB (``mysql+pymysql://`` URLs).
 REFERENCE_PACKAGES = ('openstack-placement==16.0.0', 'psycopg2-binary',
-                      'uwsgi')
+                      'PyMySQL', 'uwsgi')
 
 
 def reference_venv(log=print):
