@@ -85,6 +85,14 @@ class HttpClient:
         Raises ``TimeoutError`` when the service takes longer than
         ``timeout`` (default: the client's).
         """
+        status, _headers, raw, seconds = self.exchange(
+            method, path, body, version, timeout)
+        return status, raw, seconds
+
+    def exchange(self, method, path, body=None, version='1.39',
+                 timeout=None):
+        """fetch(), the answer's headers too: ``(status, {lowercase name:
+        value}, raw body, seconds)``."""
         headers = {'x-auth-token': 'admin', 'accept': 'application/json',
                    'openstack-api-version': 'placement %s' % version,
                    'connection': 'close'}
@@ -99,14 +107,18 @@ class HttpClient:
             connection.request(method, path, data, headers)
             response = connection.getresponse()
             raw = response.read()
-            return response.status, raw, time.perf_counter() - started
+            return (response.status,
+                    {name.lower(): value
+                     for name, value in response.getheaders()},
+                    raw, time.perf_counter() - started)
         finally:
             connection.close()
 
     def request(self, method, path, body=None, version='1.39'):
         """Same signature as ``tests.harness.Environment.request``."""
-        status, raw, _seconds = self.fetch(method, path, body, version)
-        return status, {}, json.loads(raw) if raw else None
+        status, headers, raw, _seconds = self.exchange(method, path, body,
+                                                       version)
+        return status, headers, json.loads(raw) if raw else None
 
 
 class UwsgiService:
@@ -243,16 +255,18 @@ def placement_lite(port, database_url, workdir, **settings):
         pythonpath=REPO, **settings)
 
 
-def reference(port, database_url, workdir, venv, **settings):
+def reference(port, database_url, workdir, venv, extra_config='',
+              **settings):
     """The reference on an empty database, whose schema it creates first.
 
     The schema is synced once before uwsgi starts, so that its workers
     (each running ``sync_on_startup``) find nothing left to do rather than
-    racing each other to create tables.
+    racing each other to create tables. ``extra_config`` is appended to
+    its placement.conf.
     """
     config = ('[api]\nauth_strategy = noauth2\n'
               '[placement_database]\nconnection = %s\n'
-              'sync_on_startup = True\n' % database_url)
+              'sync_on_startup = True\n%s' % (database_url, extra_config))
     service = UwsgiService(
         'reference', port, venv, os.path.join(venv, 'bin', 'uwsgi'),
         'placement.wsgi.api:application', config, workdir, **settings)
