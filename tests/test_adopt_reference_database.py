@@ -12,6 +12,8 @@ synced (its own start-up sync included), still gives the same answers.
 The other way round, a database placement_lite created and filled is
 served by the reference with the same answers: an operator who tried
 placement_lite first can go to the reference.
+
+On SQLite, PostgreSQL and MariaDB (the reference through PyMySQL).
 """
 
 import json
@@ -22,7 +24,7 @@ from tests import harness
 from tests import servers
 from tests.bench import services
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.mysql]
 
 PROJECT = '8d2ab1c6-0c3c-4d0a-9b53-3b2f1d7f6a11'
 USER = 'c3a1b1d2-6a7e-4a44-8f0e-0d7a8e1c2b33'
