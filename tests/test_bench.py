@@ -257,7 +257,7 @@ def test_a_mixed_fleet_s_numbers_and_checks_are_tabled():
     assert mixed_fleet.table({'mysql': {'mixed': result}}).splitlines()[
         2:] == [
         '| mysql | mixed | %s | %s | 9 (4 with placement_lite) | 0.3 s '
-        "| 2.4 s | 2 providers over capacity, **1 not by the reference's "
+        "| 2.4 s | over capacity: 2 providers, **1 not by the reference's "
         'retried claims**; **usages differ: 1** |' % (side, counts)
         for side, counts in (('reference', '6 | 3 | 1 | 2'),
                              ('placement_lite', '12 | 9 | 3 | 0'))]

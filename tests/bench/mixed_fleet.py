@@ -509,7 +509,7 @@ def _verdict(checks):
     unexplained = unexplained_overages(checks)
     words = []
     if over:
-        words.append('%d providers over capacity, %s' % (len(over), (
+        words.append('over capacity: %d providers, %s' % (len(over), (
             "**%d not by the reference's retried claims**" % len(
                 unexplained)) if unexplained else
             "all by the reference's retried claims"))
