@@ -251,7 +251,8 @@ def test_a_mixed_fleet_s_numbers_and_checks_are_tabled():
     checked = {'over_capacity': [['h-numa0', 'VCPU', 7, 5.0, 2],
                                  ['h2-numa0', 'VCPU', 6, 5.0, 0]],
                'exact': True, 'usages_differ': [['reference', '/usages']]}
-    result = mixed_fleet.summary(records, 9, 4, checked)
+    result = mixed_fleet.summary(records, 9, [['placement_lite waits']] * 4,
+                                 checked)
     assert mixed_fleet.unexplained_overages(checked) == [
         ['h2-numa0', 'VCPU', 6, 5.0, 0]]
     assert mixed_fleet.table({'mysql': {'mixed': result}}).splitlines()[

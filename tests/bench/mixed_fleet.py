@@ -33,7 +33,7 @@ or MariaDB's ``Innodb_deadlocks`` (the server's: the harness's server
 serves nothing else meanwhile), read before the fleet starts and once it
 has stopped (:meth:`Fleet.deadlocks`). On MariaDB placement_lite connects
 as a user of its own, and InnoDB's dump of each deadlock tells those with
-a transaction of placement_lite's in them (:meth:`Fleet.deadlocks_with_lite`):
+a transaction of placement_lite's in them (:meth:`Fleet.lite_deadlocks`):
 the reference deadlocks alone there, on the gap locks REPEATABLE READ
 takes when it deletes a new consumer's (no) allocations before inserting
 them.
@@ -84,9 +84,12 @@ REPORTS = os.path.join(services.REPO, 'reports')
 #: placement_lite's database user on MariaDB (the reference's is root).
 LITE_USER = 'placement_lite'
 _DEADLOCK_DUMP = 'InnoDB: Transactions deadlock detected'
-#: The user of a transaction in InnoDB's dump of a deadlock.
-_DUMPED_USER = (r'MariaDB thread id \d+, OS thread handle \d+, query id \d+ '
-                r'\S+ \S+ (\S+)')
+#: A transaction in InnoDB's dump of a deadlock: its user, and the lock
+#: it waits for (index, table, mode).
+_DUMPED_WAIT = re.compile(
+    r'MariaDB thread id \d+, OS thread handle \d+, query id \d+ \S+ \S+ '
+    r'(\S+).*?WAITING FOR THIS LOCK TO BE GRANTED:\s+\w+ LOCKS .*?'
+    r'index (\S+) of table `[^`]+`\.`(\w+)` trx id \d+ ([^\n]*)', re.S)
 #: A request's line in placement_lite's log: the worker's pid, then the
 #: request id (after the global request id, None here).
 _LOGGED = r'^\S+ \S+ (\d+) INFO placement_lite\.requestlog \[\S+ %s '
@@ -191,18 +194,19 @@ class Fleet:
         idle, at most once a second (then after ten seconds idle)."""
         return deadlock_count(self.backend, self.database) - self._deadlocks
 
-    def deadlocks_with_lite(self):
-        """On MariaDB, how many of :meth:`deadlocks` had a transaction of
-        placement_lite's in them, by InnoDB's dump of each deadlock in
-        the server's log; None on PostgreSQL."""
+    def lite_deadlocks(self):
+        """On MariaDB, the deadlocks of :meth:`deadlocks` with a
+        transaction of placement_lite's in them, each as what each of its
+        transactions waited for (:func:`dumped_deadlocks`); None on
+        PostgreSQL."""
         if self._dumped is None:
             return None
         path = os.path.join(harness.mariadb_server().datadir, 'server.log')
         with open(path, errors='replace') as log:
             log.seek(self._dumped)
-            dumps = log.read().split(_DEADLOCK_DUMP)[1:]
-        return sum(LITE_USER in re.findall(_DUMPED_USER, dump)
-                   for dump in dumps if '`%s`.' % self.database in dump)
+            text = log.read()
+        return [waits for waits in dumped_deadlocks(text, self.database)
+                if any(wait.startswith(LITE_USER + ' ') for wait in waits)]
 
     def lite_workers(self):
         """The pids of placement_lite's running workers."""
@@ -259,6 +263,19 @@ def every_row_paths(db):
             '', '/inventories', '/traits', '/aggregates', '/usages',
             '/allocations')]
     return paths + ['/allocations/%s' % consumer for consumer in consumers]
+
+
+def dumped_deadlocks(text, database):
+    """[['<user> waits for <table>.<index>: <lock mode>' of each
+    transaction]] of the deadlocks in ``database`` InnoDB dumped in
+    ``text`` (a MariaDB server's log, innodb_print_all_deadlocks)."""
+    found = []
+    for dump in text.split(_DEADLOCK_DUMP)[1:]:
+        if '`%s`.' % database in dump:
+            found.append(['%s waits for %s.%s: %s' % (
+                user, table, index, mode) for user, index, table, mode
+                in _DUMPED_WAIT.findall(dump)])
+    return found
 
 
 def _innodb_dumps_from():
@@ -460,8 +477,8 @@ def unexplained_overages(checked):
 def summary(records, deadlocks, with_lite, checked):
     """A scenario's numbers: per side, claims, 204s, 409s, 5xx (and
     claims without an answer); the deadlocks, and on MariaDB those with
-    placement_lite in them; the bursts' seconds, p50 and max; the
-    checks."""
+    placement_lite in them (``with_lite``: :meth:`Fleet.lite_deadlocks`);
+    the bursts' seconds, p50 and max; the checks."""
     sides = {}
     for record in records:
         for side, statuses in record['statuses'].items():
@@ -497,8 +514,8 @@ def run_scenario(backend, scenario, count, venv, log=print):
         records = bursts(fleet, split, count, log)
         checked = check(fleet, records)
         fleet.stop()
-        return summary(records, fleet.deadlocks(),
-                       fleet.deadlocks_with_lite(), checked)
+        return summary(records, fleet.deadlocks(), fleet.lite_deadlocks(),
+                       checked)
     finally:
         fleet.close()
 
@@ -529,8 +546,8 @@ def table(results):
         for scenario, result in scenarios.items():
             deadlocks = str(result['deadlocks'])
             if result['deadlocks_with_lite'] is not None:
-                deadlocks += ' (%d with placement_lite)' % result[
-                    'deadlocks_with_lite']
+                deadlocks += ' (%d with placement_lite)' % len(
+                    result['deadlocks_with_lite'])
             for side, counts in result['sides'].items():
                 lines.append('| %s | %s | %s | %d | %d | %d | %d | %s '
                              '| %.1f s | %.1f s | %s |' % (
