@@ -45,11 +45,10 @@ def _venv():
 
 def _reference_writes(reference, records):
     """Going back: the reference alone claims on host2 (adopt's cloud) and
-    releases a claim placement_lite acknowledged; (the statuses, the two
+    releases the first claim of the bursts; (the statuses, the two
     consumers' allocations it then reads)."""
     consumer = bench_cloud.make_uuid('mixed-fleet-rollback')
-    released = next(consumer for record in records
-                    for consumer in record['claimed'])
+    released = next(iter(records[0]['claimed']))
     statuses = [
         reference.request('PUT', '/allocations/%s' % consumer, {
             'allocations': {adopt.HOST2: {'resources': {'VCPU': 1}}},
