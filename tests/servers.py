@@ -72,6 +72,15 @@ def write_placement_conf(directory, db_url, extra=''):
                    % (db_url, extra))
 
 
+def db_sync(workdir):
+    """``placement-lite db sync`` with the placement.conf in ``workdir``,
+    as the README tells operators to run it: the finished process."""
+    return subprocess.run(
+        [os.path.join(BIN, 'placement-lite'), 'db', 'sync'],
+        capture_output=True, text=True, cwd=REPO,
+        env=dict(os.environ, OS_PLACEMENT_CONFIG_DIR=workdir))
+
+
 class Uwsgi:
     """One uwsgi instance: ``section`` ``uwsgi`` answers HTTP on
     :attr:`port`; ``behind-nginx`` speaks the uwsgi protocol there."""

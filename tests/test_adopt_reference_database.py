@@ -12,22 +12,20 @@ synced (its own start-up sync included), still gives the same answers.
 The other way round, a database placement_lite created and filled is
 served by the reference with the same answers: an operator who tried
 placement_lite first can go to the reference.
+
+On SQLite, PostgreSQL and MariaDB (the reference through PyMySQL).
 """
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from tests import harness
+from tests import servers
 from tests.bench import services
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.mysql]
 
-PLACEMENT_LITE = os.path.join(os.path.dirname(sys.executable),
-                              'placement-lite')
 PROJECT = '8d2ab1c6-0c3c-4d0a-9b53-3b2f1d7f6a11'
 USER = 'c3a1b1d2-6a7e-4a44-8f0e-0d7a8e1c2b33'
 HOST1 = '11111111-1111-4111-8111-111111111111'
@@ -101,27 +99,36 @@ READS = [
 ]
 
 
-def _answers(request):
-    """{path: (status, body)} of READS, with the lists whose order the API
-    leaves open sorted: the reference on PostgreSQL lists providers and
-    traits in no fixed order, and candidates and mappings in set order."""
-    answers = {}
-    for path in READS:
+def answers(request, paths=READS):
+    """{path: (status, body)} of ``paths`` (:func:`normalised`)."""
+    found = {}
+    for path in paths:
         status, _headers, body = request('GET', path, version='1.39')
-        body.get('resource_providers', []).sort(key=lambda rp: rp['uuid'])
-        body.get('traits', []).sort()
-        body.get('resource_classes', []).sort(key=lambda rc: rc['name'])
-        for summary in body.get('provider_summaries', {}).values():
-            summary['traits'].sort()
-        for candidate in body.get('allocation_requests', []):
-            for providers in candidate['mappings'].values():
-                providers.sort()
-        body.get('allocation_requests', []).sort(key=json.dumps)
-        answers[path] = (status, body)
-    return answers
+        found[path] = (status, normalised(body))
+    return found
 
 
-def _build(request):
+def normalised(body):
+    """An answer's body with the lists whose order the API leaves open
+    sorted (the reference on PostgreSQL lists providers and traits in no
+    fixed order, and candidates and mappings in set order) and an error's
+    request id left out."""
+    for error in body.get('errors', []):
+        error.pop('request_id', None)
+    body.get('resource_providers', []).sort(key=lambda rp: rp['uuid'])
+    body.get('traits', []).sort()
+    body.get('resource_classes', []).sort(key=lambda rc: rc['name'])
+    for summary in body.get('provider_summaries', {}).values():
+        summary['traits'].sort()
+    for candidate in body.get('allocation_requests', []):
+        for providers in candidate['mappings'].values():
+            providers.sort()
+    body.get('allocation_requests', []).sort(
+        key=lambda candidate: json.dumps(candidate, sort_keys=True))
+    return body
+
+
+def build(request):
     """Build the cloud (BUILD) through ``request``."""
     for method, path, body in BUILD:
         status, _headers, answer = request(method, path, body,
@@ -133,16 +140,10 @@ def _reference_answers(reference):
     """The answers of the reference, started for them."""
     reference.start()
     try:
-        return _answers(services.HttpClient(reference.port,
-                                            timeout=60).request)
+        return answers(services.HttpClient(reference.port,
+                                           timeout=60).request)
     finally:
         reference.stop()
-
-
-def _sync(workdir):
-    return subprocess.run(
-        [PLACEMENT_LITE, 'db', 'sync'], capture_output=True, text=True,
-        env=dict(os.environ, OS_PLACEMENT_CONFIG_DIR=workdir))
 
 
 def test_placement_lite_adopts_the_reference_database(backend, tmp_path):
@@ -154,18 +155,18 @@ def test_placement_lite_adopts_the_reference_database(backend, tmp_path):
     reference.start()
     try:
         client = services.HttpClient(reference.port, timeout=60)
-        _build(client.request)
-        expected = _answers(client.request)
+        build(client.request)
+        expected = answers(client.request)
     finally:
         reference.stop()
 
-    synced = _sync(workdir)
+    synced = servers.db_sync(workdir)
     assert synced.returncode == 0, synced.stderr
 
     lite = harness.Environment(backend, database_url=url,
                                **{'api.enable_extensions': False})
     try:
-        assert _answers(lite.request) == expected
+        assert answers(lite.request) == expected
     finally:
         lite.close()
     extended = harness.Environment(backend, database_url=url)
@@ -174,7 +175,7 @@ def test_placement_lite_adopts_the_reference_database(backend, tmp_path):
             200, {'device_profiles': []})
     finally:
         extended.close()
-    assert _sync(workdir).returncode == 0
+    assert servers.db_sync(workdir).returncode == 0
 
     assert _reference_answers(reference) == expected
 
@@ -186,13 +187,13 @@ def test_the_reference_serves_a_database_placement_lite_created(backend,
     workdir.mkdir()
     (workdir / 'placement.conf').write_text(
         '[placement_database]\nconnection = %s\n' % url)
-    synced = _sync(str(workdir))
+    synced = servers.db_sync(str(workdir))
     assert synced.returncode == 0, synced.stderr
     lite = harness.Environment(backend, database_url=url,
                                **{'api.enable_extensions': False})
     try:
-        _build(lite.request)
-        expected = _answers(lite.request)
+        build(lite.request)
+        expected = answers(lite.request)
     finally:
         lite.close()
 

@@ -18,6 +18,7 @@ from tests import harness
 from tests.bench import __main__ as bench
 from tests.bench import builder
 from tests.bench import cloud as bench_cloud
+from tests.bench import mixed_fleet
 from tests.bench import queries as bench_queries
 from tests.bench import restart as bench_restart
 from tests.bench import scaling
@@ -238,6 +239,29 @@ def test_report_renders_results_and_timeouts():
     assert len(rows) == 2 + len(bench_writes.STEPS)
     assert bench.percentile([5, 1, 4, 2, 3], 0.5) == 3
     assert bench.percentile([5, 1, 4, 2, 3], 0.95) == 5
+
+
+def test_a_mixed_fleet_s_numbers_and_checks_are_tabled():
+    records = [{'host': ['root', 'child'], 'seconds': seconds,
+                'statuses': {'reference': reference,
+                             'placement_lite': [204, 204, 204, 409]},
+                'errors': [], 'claimed': {}, 'reference_claims': []}
+               for seconds, reference in ((0.2, [204, 500]), (2.4, [409, 204]),
+                                          (0.3, [204, None]))]
+    checked = {'over_capacity': [['h-numa0', 'VCPU', 7, 5.0, 2],
+                                 ['h2-numa0', 'VCPU', 6, 5.0, 0]],
+               'exact': True, 'usages_differ': [['reference', '/usages']]}
+    result = mixed_fleet.summary(records, 9, [['placement_lite waits']] * 4,
+                                 checked)
+    assert mixed_fleet.unexplained_overages(checked) == [
+        ['h2-numa0', 'VCPU', 6, 5.0, 0]]
+    assert mixed_fleet.table({'mysql': {'mixed': result}}).splitlines()[
+        2:] == [
+        '| mysql | mixed | %s | %s | 9 (4 with placement_lite) | 0.3 s '
+        "| 2.4 s | over capacity: 2 providers, **1 not by the reference's "
+        'retried claims**; **usages differ: 1** |' % (side, counts)
+        for side, counts in (('reference', '6 | 3 | 1 | 2'),
+                             ('placement_lite', '12 | 9 | 3 | 0'))]
 
 
 @pytest.mark.needs('postgresql')

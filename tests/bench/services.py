@@ -27,6 +27,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(
 BENCH_DIR = os.path.join(REPO, '.bench')
 REFERENCE_PACKAGES = ('openstack-placement==16.0.0', 'psycopg2-binary',
                       'uwsgi')
+#: Installed beside REFERENCE_PACKAGES: the reference on MariaDB
+#: (``mysql+pymysql://`` URLs). Left out of the key of the benchmark's
+#: cache of the reference's PostgreSQL databases, which it does not shape.
+REFERENCE_DRIVERS = ('PyMySQL',)
 
 
 def reference_venv(log=print):
@@ -41,15 +45,16 @@ def reference_venv(log=print):
 def _reference_venv(log):
     venv = os.path.join(BENCH_DIR, 'reference-venv')
     marker = os.path.join(venv, 'bench-packages.txt')
-    wanted = '\n'.join(REFERENCE_PACKAGES) + '\n'
+    packages = REFERENCE_PACKAGES + REFERENCE_DRIVERS
+    wanted = '\n'.join(packages) + '\n'
     if os.path.exists(marker) and open(marker).read() == wanted:
         return venv
-    log('creating %s with %s' % (venv, ' '.join(REFERENCE_PACKAGES)))
+    log('creating %s with %s' % (venv, ' '.join(packages)))
     subprocess.run([sys.executable, '-m', 'venv', '--clear', venv],
                    check=True)
     installed = subprocess.run(
-        [os.path.join(venv, 'bin', 'pip'), 'install', '-q',
-         *REFERENCE_PACKAGES], capture_output=True, text=True)
+        [os.path.join(venv, 'bin', 'pip'), 'install', '-q', *packages],
+        capture_output=True, text=True)
     if installed.returncode:
         raise RuntimeError('pip install failed:\n' + installed.stdout
                            + installed.stderr)
@@ -84,6 +89,14 @@ class HttpClient:
         Raises ``TimeoutError`` when the service takes longer than
         ``timeout`` (default: the client's).
         """
+        status, _headers, raw, seconds = self.exchange(
+            method, path, body, version, timeout)
+        return status, raw, seconds
+
+    def exchange(self, method, path, body=None, version='1.39',
+                 timeout=None):
+        """fetch(), the answer's headers too: ``(status, {lowercase name:
+        value}, raw body, seconds)``."""
         headers = {'x-auth-token': 'admin', 'accept': 'application/json',
                    'openstack-api-version': 'placement %s' % version,
                    'connection': 'close'}
@@ -98,14 +111,18 @@ class HttpClient:
             connection.request(method, path, data, headers)
             response = connection.getresponse()
             raw = response.read()
-            return response.status, raw, time.perf_counter() - started
+            return (response.status,
+                    {name.lower(): value
+                     for name, value in response.getheaders()},
+                    raw, time.perf_counter() - started)
         finally:
             connection.close()
 
     def request(self, method, path, body=None, version='1.39'):
         """Same signature as ``tests.harness.Environment.request``."""
-        status, raw, _seconds = self.fetch(method, path, body, version)
-        return status, {}, json.loads(raw) if raw else None
+        status, headers, raw, _seconds = self.exchange(method, path, body,
+                                                       version)
+        return status, headers, json.loads(raw) if raw else None
 
 
 class UwsgiService:
@@ -242,16 +259,18 @@ def placement_lite(port, database_url, workdir, **settings):
         pythonpath=REPO, **settings)
 
 
-def reference(port, database_url, workdir, venv, **settings):
+def reference(port, database_url, workdir, venv, extra_config='',
+              **settings):
     """The reference on an empty database, whose schema it creates first.
 
     The schema is synced once before uwsgi starts, so that its workers
     (each running ``sync_on_startup``) find nothing left to do rather than
-    racing each other to create tables.
+    racing each other to create tables. ``extra_config`` is appended to
+    its placement.conf.
     """
     config = ('[api]\nauth_strategy = noauth2\n'
               '[placement_database]\nconnection = %s\n'
-              'sync_on_startup = True\n' % database_url)
+              'sync_on_startup = True\n%s' % (database_url, extra_config))
     service = UwsgiService(
         'reference', port, venv, os.path.join(venv, 'bin', 'uwsgi'),
         'placement.wsgi.api:application', config, workdir, **settings)

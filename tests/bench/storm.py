@@ -218,6 +218,33 @@ def _server_pids(service):
     return [service.process.pid] + service.worker_pids()
 
 
+def over_capacity(conn):
+    """[provider, class, used, capacity] of each inventory over capacity,
+    read on ``conn`` (PostgreSQL or MySQL/MariaDB)."""
+    return [list(row) for row in conn.execute(sa.text(
+        'SELECT rp.name, rc.name, u.used, (i.total - i.reserved) '
+        '* i.allocation_ratio FROM (SELECT resource_provider_id, '
+        'resource_class_id, sum(used) AS used FROM allocations '
+        'GROUP BY 1, 2) u JOIN inventories i USING '
+        '(resource_provider_id, resource_class_id) '
+        'JOIN resource_providers rp ON rp.id = u.resource_provider_id '
+        'JOIN resource_classes rc ON rc.id = u.resource_class_id '
+        'WHERE u.used > (i.total - i.reserved) * i.allocation_ratio '
+        'ORDER BY 1, 2'))]
+
+
+def allocated_to(conn, project):
+    """{class: amount} the consumers of ``project`` hold, read on
+    ``conn`` (MySQL's sums are decimals: made ints)."""
+    return {name: int(used) for name, used in conn.execute(sa.text(
+        'SELECT rc.name, sum(a.used) FROM allocations a '
+        'JOIN consumers c ON c.uuid = a.consumer_id '
+        'JOIN projects p ON p.id = c.project_id '
+        'JOIN resource_classes rc ON rc.id = a.resource_class_id '
+        'WHERE p.external_id = :project GROUP BY rc.name'),
+        {'project': project})}
+
+
 def check(service):
     """([provider, class, used, capacity] of each inventory over capacity,
     whether the project's usages equal its allocations, the allocations)
@@ -225,23 +252,8 @@ def check(service):
     engine = sa.create_engine(harness.postgres_server().url(service.database))
     try:
         with engine.connect() as conn:
-            over = [list(row) for row in conn.execute(sa.text(
-                'SELECT rp.name, rc.name, u.used, (i.total - i.reserved) '
-                '* i.allocation_ratio FROM (SELECT resource_provider_id, '
-                'resource_class_id, sum(used) AS used FROM allocations '
-                'GROUP BY 1, 2) u JOIN inventories i USING '
-                '(resource_provider_id, resource_class_id) '
-                'JOIN resource_providers rp ON rp.id = u.resource_provider_id '
-                'JOIN resource_classes rc ON rc.id = u.resource_class_id '
-                'WHERE u.used > (i.total - i.reserved) * i.allocation_ratio '
-                'ORDER BY 1, 2'))]
-            allocated = dict(conn.execute(sa.text(
-                'SELECT rc.name, sum(a.used) FROM allocations a '
-                'JOIN consumers c ON c.uuid = a.consumer_id '
-                'JOIN projects p ON p.id = c.project_id '
-                'JOIN resource_classes rc ON rc.id = a.resource_class_id '
-                'WHERE p.external_id = :project GROUP BY rc.name'),
-                {'project': PROJECT}).all())
+            over = over_capacity(conn)
+            allocated = allocated_to(conn, PROJECT)
     finally:
         engine.dispose()
     status, raw, _seconds = services.HttpClient(service.port).fetch(
