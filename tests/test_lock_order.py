@@ -78,8 +78,12 @@ def _bump(conn, provider_id):
 def test_a_claim_never_closes_a_cycle_of_lock_waits(backend, caplog, write):
     """The other writer holds the child (listed first in a nova body) and
     then bumps the root; the claim of both goes through after it, having
-    waited without holding the root: no deadlock on either side, and
-    one wait counted."""
+    waited without holding the root: no deadlock on either side. It
+    waited once for the child's row (counted), but on MariaDB a claim
+    inserting allocations: InnoDB makes it wait before it locks anything,
+    in the foreign-key check of the insert, which takes a shared lock on
+    each provider (PostgreSQL's key-share lock does not wait for a
+    generation's update)."""
     environment = harness.Environment(backend, **{'metrics.enabled': True})
     caplog.set_level(logging.INFO, logger='placement_lite.db.api')
     try:
@@ -117,7 +121,9 @@ def test_a_claim_never_closes_a_cycle_of_lock_waits(backend, caplog, write):
                 NUMA: {'VCPU': 2}, HOST: {'MEMORY_MB': 512}}
         else:
             assert allocations == {}
-        assert metrics_scrape.value(metrics_scrape.scrape(environment),
-                                    'placement_db_lock_waits_total') == 1
+        assert metrics_scrape.value(
+            metrics_scrape.scrape(environment),
+            'placement_db_lock_waits_total') == (
+                0 if backend == 'mysql' and write == 'claim' else 1)
     finally:
         environment.close()

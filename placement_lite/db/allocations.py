@@ -18,14 +18,15 @@ providers = tables.resource_providers
 resource_classes = tables.resource_classes
 
 
-def lock_providers(conn, uuids):
+def providers_named(conn, uuids, lock=False):
     """{uuid: row (id, uuid, generation)} for the providers among ``uuids``.
 
-    The rows are locked all at once or not at all (locks.Busy: see
-    db.locks for why a write never waits for them). While the locks are
-    held nobody else can change these providers' generations, inventories
-    or allocations in a way that adds usage (every such write bumps the
-    generation), so a capacity check made now stays true until commit.
+    With ``lock`` the rows are locked all at once or not at all
+    (locks.Busy: see db.locks for why a write never waits for them).
+    While the locks are held nobody else can change these providers'
+    generations, inventories or allocations in a way that adds usage
+    (every such write bumps the generation), so a capacity check made now
+    stays true until commit.
     """
     if not uuids:
         return {}
@@ -33,8 +34,9 @@ def lock_providers(conn, uuids):
         conn, sa.select(providers.c.id, providers.c.uuid,
                         providers.c.generation), providers.c.uuid, uuids)
              .order_by(providers.c.id))
-    return {row.uuid: row for row in locks.lock_at_once(
-        conn, query, providers.c.uuid, uuids)}
+    rows = (locks.lock_at_once(conn, query, providers.c.uuid, uuids) if lock
+            else conn.execute(query))
+    return {row.uuid: row for row in rows}
 
 
 def usage_by_provider_and_class(conn, provider_ids, class_ids):

@@ -5,17 +5,22 @@ transaction that:
 
 1. locks the consumers and checks the generations clients expect (from
    1.28);
-2. locks the providers named, so every writer of the same providers
+2. replaces the consumers' allocations with those asked for;
+3. locks the providers they touch, so every writer of the same providers
    queues here instead of racing. Each of these two locks is taken all at
    once or not at all: when another transaction (of this service or of
    another on the same database) holds a row, the write is rolled back,
    waits for the row without holding any, and starts again (db.locks),
-   so it cannot deadlock with a writer locking in another order;
-3. checks the amounts against the providers' inventories (capacity
+   so it cannot deadlock with a writer locking in another order. The
+   allocations are written before the providers are locked: on MariaDB
+   the reference deletes allocations at REPEATABLE READ, whose gap locks
+   an insert may wait for, and waiting while holding a provider would
+   close a cycle with the reference bumping it;
+4. checks the amounts against the providers' inventories (capacity
    ``(total - reserved) * allocation_ratio``, ``min_unit``, ``max_unit``,
-   ``step_size``) with the allocations as they are now;
-4. writes the allocations, bumps the generations of the providers and
-   consumers involved, and removes the consumers left without allocations.
+   ``step_size``) with every other allocation as it is now;
+5. bumps the generations of the providers and consumers involved, and
+   removes the consumers left without allocations.
 
 If the database still reports a conflict (a provider generation changed
 under us, a deadlock, a Galera certification conflict, a serialization
@@ -102,7 +107,7 @@ def set_allocations(ctx, claims, wording):
         owners = consumers.ensure_owners(conn, ctx.conf, claims)
         existing = consumers.lock_consumers(conn, claims)
         consumers.check_generations(claims, existing)
-        require_providers(claims, lock_providers(conn, claims))
+        require_providers(claims, providers_touched(conn, claims))
         states = consumers.record_consumers(
             conn, ctx.conf, claims, owners, existing)
         replace_allocations(conn, claims, states, wording)
@@ -115,14 +120,16 @@ def _current_of_emptied(conn, requests):
     return allocations_db.of_consumers(conn, emptied)
 
 
-def lock_providers(conn, requests, also=()):
-    """Lock every provider the write touches, in one statement (db.locks):
-    those named, those holding the current allocations of consumers being
-    emptied, and ``also``. Returns {uuid: row} of those that exist."""
+def providers_touched(conn, requests, also=(), lock=False):
+    """{uuid: row} of every provider the write touches that exists: those
+    named, those holding the current allocations of consumers being
+    emptied, and ``also``; with ``lock``, locked in one statement
+    (db.locks)."""
     named = [uuid for request in requests for uuid in request.allocations]
     holding = [row.provider_uuid
                for row in _current_of_emptied(conn, requests)]
-    return allocations_db.lock_providers(conn, [*named, *holding, *also])
+    return allocations_db.providers_named(conn, [*named, *holding, *also],
+                                          lock)
 
 
 def require_providers(requests, found):
@@ -157,11 +164,10 @@ def _claims(conn, requests, providers):
 
 def replace_allocations(conn, requests, states, wording):
     """The body of an allocation write, inside the caller's transaction,
-    after :func:`lock_providers` and :func:`require_providers` (the reshaper
-    calls it between its two inventory steps, which move provider
-    generations: they are read again here, under the lock)."""
-    providers = lock_providers(conn, requests)
-    claims = _claims(conn, requests, providers)
+    after :func:`require_providers` (the reshaper calls it between its two
+    inventory steps, which move provider generations: they are read again
+    here, under the lock)."""
+    claims = _claims(conn, requests, providers_touched(conn, requests))
     if not claims:
         return
     class_ids = lookups.resource_class_ids(
@@ -171,20 +177,29 @@ def replace_allocations(conn, requests, states, wording):
             raise errors.BadRequest(wording.unknown_class.format(
                 'No such resource class %s.' % claim.resource_class))
 
-    touched = {claim.provider.id: claim.provider for claim in claims}
-    provider_ids = sorted(touched)
+    provider_ids = sorted({claim.provider.id for claim in claims})
     wanted_class_ids = sorted({class_ids[c.resource_class] for c in claims})
     before = allocations_db.usage_by_provider_and_class(
         conn, provider_ids, wanted_class_ids)
     consumer_uuids = {claim.consumer_uuid for claim in claims}
     allocations_db.delete_for_consumers(conn, consumer_uuids)
-    _check_capacity(conn, claims, class_ids, touched, before)
-
     allocations_db.insert(conn, [
         {'provider_id': claim.provider.id,
          'class_id': class_ids[claim.resource_class],
          'consumer_uuid': claim.consumer_uuid, 'used': claim.used}
         for claim in claims if claim.used > 0])
+
+    locked = allocations_db.providers_named(
+        conn, [claim.provider.uuid for claim in claims], lock=True)
+    touched = {}
+    for claim in claims:
+        claim.provider = locked.get(claim.provider.uuid)
+        if claim.provider is None:
+            # Deleted since it was read: the write starts again, and finds
+            # it missing.
+            raise ProviderGenerationChanged(provider_ids)
+        touched[claim.provider.id] = claim.provider
+    _check_capacity(conn, claims, class_ids, touched, before)
 
     if not providers_db.bump_generations(conn, {
             provider_id: provider.generation
@@ -205,7 +220,8 @@ def _invalid(detail):
 
 
 def _check_capacity(conn, claims, class_ids, touched, before):
-    """Raise 409 unless every claim fits its provider's inventory.
+    """Raise 409 unless every claim fits its provider's inventory, the
+    claims written already.
 
     ``before`` is the usage before the consumers' allocations were removed:
     a provider already over capacity (an inventory shrunk under existing
@@ -213,8 +229,12 @@ def _check_capacity(conn, claims, class_ids, touched, before):
     """
     provider_ids = sorted(touched)
     wanted_class_ids = sorted(set(class_ids[c.resource_class] for c in claims))
-    usage = allocations_db.usage_by_provider_and_class(
-        conn, provider_ids, wanted_class_ids)
+    usage = collections.Counter(allocations_db.usage_by_provider_and_class(
+        conn, provider_ids, wanted_class_ids))
+    # Every other consumer's: the claims are counted one by one below.
+    for claim in claims:
+        usage[claim.provider.id, class_ids[claim.resource_class]] -= (
+            claim.used)
     inventory = allocations_db.inventories_of(
         conn, provider_ids, wanted_class_ids)
 

@@ -63,7 +63,8 @@ def _check_inventory_providers(wanted, locked):
 def _set_inventories(conn, wanted, interim):
     """One of the two inventory steps, for every provider at once (as if
     one by one, in request order)."""
-    locked = allocations.lock_providers(conn, [], also=list(wanted))
+    locked = allocations.providers_touched(conn, [], also=list(wanted),
+                                           lock=True)
     targets = [(_Provider(locked[uuid].id, uuid, locked[uuid].generation),
                 target.inventories) for uuid, target in wanted.items()
                if target.inventories or not interim]
@@ -92,7 +93,8 @@ def reshape(ctx, wanted, claims):
     def work(conn):
         owners = consumers.ensure_owners(conn, ctx.conf, claims)
         existing = consumers.lock_consumers(conn, claims)
-        locked = allocations.lock_providers(conn, claims, also=list(wanted))
+        locked = allocations.providers_touched(
+            conn, claims, also=list(wanted), lock=True)
         _check_inventory_providers(wanted, locked)
         consumers.check_generations(claims, existing)
         allocations.require_providers(claims, locked)
