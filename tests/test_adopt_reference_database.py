@@ -18,8 +18,11 @@ On SQLite, PostgreSQL and MariaDB (the reference through PyMySQL).
 
 import json
 
+import os_resource_classes
 import pytest
+import sqlalchemy as sa
 
+from placement_lite.db import tables
 from tests import harness
 from tests import servers
 from tests.bench import services
@@ -201,3 +204,25 @@ def test_the_reference_serves_a_database_placement_lite_created(backend,
         harness._free_port(), url, str(tmp_path / 'reference'),
         services.reference_venv(log=lambda _message: None), processes=1)
     assert _reference_answers(reference) == expected
+
+
+def test_placement_lite_names_the_standard_classes_first(backend, tmp_path):
+    """The reference's schema, synced but never served: placement_lite is
+    the first to add the standard resource classes, each with its own id,
+    0 included (on MariaDB an id of 0 in an AUTO_INCREMENT column takes
+    the next value unless the session says otherwise)."""
+    url = harness.empty_database_url(backend)
+    workdir = str(tmp_path / 'reference')
+    services.reference(harness._free_port(), url, workdir,
+                       services.reference_venv(log=lambda _message: None))
+    synced = servers.db_sync(workdir)
+    assert synced.returncode == 0, synced.stderr
+    lite = harness.Environment(backend, database_url=url)
+    try:
+        with lite.db.reader() as conn:
+            rc = tables.resource_classes
+            ids = dict(conn.execute(sa.select(rc.c.name, rc.c.id)).all())
+        assert ids == {name: index for index, name
+                       in enumerate(os_resource_classes.STANDARDS)}
+    finally:
+        lite.close()

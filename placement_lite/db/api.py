@@ -438,6 +438,24 @@ def insert_ignoring(conn, table, index_elements=None):
         index_elements=index_elements)
 
 
+@contextlib.contextmanager
+def zero_is_an_id(conn):
+    """MySQL/MariaDB: an id of 0 inserted into an AUTO_INCREMENT column (the
+    reference's resource_classes.id) is stored as 0 (VCPU's id), not
+    replaced by the next value, which would take MEMORY_MB's."""
+    if conn.dialect.name != 'mysql':
+        yield
+        return
+    mode = conn.exec_driver_sql('SELECT @@SESSION.sql_mode').scalar()
+    conn.exec_driver_sql(
+        "SET SESSION sql_mode = CONCAT(@@SESSION.sql_mode, "
+        "',NO_AUTO_VALUE_ON_ZERO')")
+    try:
+        yield
+    finally:
+        conn.execute(sa.text('SET SESSION sql_mode = :mode'), {'mode': mode})
+
+
 def with_parameters(url, parameters):
     """``url`` with the query parameters ``parameters`` (``a=1&b=2``, as
     oslo.db's ``connection_parameters``) added to its own."""

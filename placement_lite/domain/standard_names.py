@@ -35,8 +35,9 @@ def ensure_synced(db):
 def _add_missing(conn):
     classes = _missing_resource_classes(conn)
     if classes:
-        db_api.insert_ignoring_duplicates(conn, tables.resource_classes,
-                                          classes)
+        with db_api.zero_is_an_id(conn):
+            db_api.insert_ignoring_duplicates(conn, tables.resource_classes,
+                                              classes)
     traits = _missing_traits(conn)
     if traits:
         db_api.insert_ignoring_duplicates(conn, tables.traits, traits)
