@@ -19,6 +19,7 @@ import uuid
 import sqlalchemy as sa
 
 from placement_lite.db import lookups
+from placement_lite.db import snapshot
 from placement_lite.db import tables
 from placement_lite.engine import search
 
@@ -179,3 +180,17 @@ def load_via_api(base, world):
                       'resources': provider['used']}},
                    'project_id': uuid_of('project'),
                    'user_id': uuid_of('user')}, version='1.12')
+
+
+def record_windows(monkeypatch):
+    """The window (snapshot.Window, or None) of each capacities read, in
+    order."""
+    windows = []
+    real = snapshot.Snapshot.capacities
+
+    def recording(self, rc_ids, root_id=None, window=None, also_ids=()):
+        windows.append(window)
+        return real(self, rc_ids, root_id, window, also_ids)
+
+    monkeypatch.setattr(snapshot.Snapshot, 'capacities', recording)
+    return windows

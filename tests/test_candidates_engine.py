@@ -137,20 +137,6 @@ def _env_with(**options):
         'placement.' + name: value for name, value in options.items()})
 
 
-def _record_windows(monkeypatch):
-    """The window (snapshot.Window, or None) of each capacities read, in
-    order."""
-    windows = []
-    real = snapshot.Snapshot.capacities
-
-    def recording(self, rc_ids, root_id=None, window=None, also_ids=()):
-        windows.append(window)
-        return real(self, rc_ids, root_id, window, also_ids)
-
-    monkeypatch.setattr(snapshot.Snapshot, 'capacities', recording)
-    return windows
-
-
 THREE_HOSTS = [{'name': 'host%d' % i, 'inventories': {'VCPU': 2}}
                for i in range(3)]
 
@@ -515,7 +501,7 @@ def test_few_holders_narrow_the_search_to_their_trees(
     env = _env_with()
     try:
         ids = worlds.load_into_db(env.db, FEW_TRAITED)
-        windows = _record_windows(monkeypatch)
+        windows = worlds.record_windows(monkeypatch)
         limited = query + '&limit=5'
         body = worlds.candidates(env, limited)
         assert all(window.roots is not None for window in windows)
@@ -546,7 +532,7 @@ def test_a_first_window_is_sized_by_the_last_search_of_its_request(
         worlds.load_into_db(env.db, HALF_FULL)
         worlds.search_windows_of_every_tree(monkeypatch)
         monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
-        windows = _record_windows(monkeypatch)
+        windows = worlds.record_windows(monkeypatch)
         first = worlds.candidates(env, 'resources=VCPU:1&limit=10')
         assert [window.trees for window in windows] == [20]
         del windows[:]
@@ -756,7 +742,7 @@ def test_windows_read_the_cloud_only_to_tell_a_later_unknown_name(
         worlds.load_into_db(env.db, TREES_APART)
         monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
         worlds.search_windows_of_every_tree(monkeypatch)
-        windows = _record_windows(monkeypatch)
+        windows = worlds.record_windows(monkeypatch)
         body = worlds.candidates(
             env, 'resources_A=VCPU:1&resources_B=MEMORY_MB:64'
             '&group_policy=none&limit=1')

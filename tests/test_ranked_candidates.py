@@ -422,6 +422,35 @@ def test_limit_walks_only_the_best_trees(sqlite_env):
     assert body['explain']['ranking']['walked'] == 5
 
 
+@pytest.mark.parametrize('query, version, options', [
+    ('rank_by=spread:MEMORY_MB&limit=5', '1.42', {}),
+    ('limit=5', '1.36', {
+        'placement.allocation_candidates_rank_by': 'spread:MEMORY_MB'})])
+def test_ranking_by_free_searches_only_the_best_trees(monkeypatch, query,
+                                                      version, options):
+    """200 hosts, spread on memory, limit=5: one window is searched, of the
+    64 hosts keeping the most memory free (db.tree_order), not the whole
+    cloud; the answer is their best five."""
+    env = harness.Environment('sqlite', **options)
+    try:
+        world = _flat_hosts(200)
+        ids = worlds.load_into_db(env.db, world)
+        windows = worlds.record_windows(monkeypatch)
+        status, _headers, body = env.request(
+            'GET', '/allocation_candidates?resources=VCPU:1,MEMORY_MB:64&'
+            + query, version=version)
+        assert status == 200, body
+        free = sorted(((1024 + 16 * h - (37 * h) % 512, 'h%03d' % h)
+                       for h in range(200)), reverse=True)
+        assert [list(r['allocations']) for r in body[
+            'allocation_requests']] == [[worlds.uuid_of(name)]
+                                        for _amount, name in free[:5]]
+        assert {window.roots for window in windows} == {
+            frozenset(ids[name] for _amount, name in free[:64])}
+    finally:
+        env.close()
+
+
 @pytest.fixture
 def sqlite_env():
     env = harness.Environment('sqlite')

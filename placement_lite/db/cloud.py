@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from placement_lite import observe
 from placement_lite.db import scope_reads
 from placement_lite.db import tables
+from placement_lite.db import tree_order
 
 rp = tables.resource_providers
 alloc = tables.allocations
@@ -148,7 +149,7 @@ class CloudRead(scope_reads.Read):
     scope is patched."""
 
     __slots__ = ('state', 'usage', 'transactions_seen', '_trees',
-                 '_derived')
+                 '_derived', '_orders')
 
     def __init__(self, providers, used, holders, state, usage):
         super().__init__(providers, used, holders)
@@ -165,6 +166,9 @@ class CloudRead(scope_reads.Read):
         #: {name: what was made of the database while it was at rest since
         #: this read} (see derived).
         self._derived = {}
+        #: {orders: tree_order.TreeOrder}, made when first asked for and
+        #: moved to the read patched from this one.
+        self._orders = {}
 
     def derived(self, name, make):
         """What ``make()`` gives, made once per read of the whole cloud:
@@ -216,6 +220,14 @@ class CloudRead(scope_reads.Read):
         made.transactions_seen = self.transactions_seen
         return made
 
+    def tree_order(self, orders):
+        """The tree_order.TreeOrder of this read (of the whole cloud) for
+        ``orders`` ((rc id, sign), ...)."""
+        made = self._orders.get(orders)
+        if made is None:
+            made = self._orders[orders] = tree_order.TreeOrder(self, orders)
+        return made
+
     def trees(self):
         """(Sorted root ids, {root id: [provider ids of its tree]}), made
         once per read."""
@@ -243,6 +255,7 @@ class CloudRead(scope_reads.Read):
         # With the same providers, the same holders serve.
         providers = self.providers
         holders = self.holders_by_class
+        gone, placed = set(), {}
         if gone_lines or new_lines:
             gone = {int(line.split(' ', 1)[0]) for line in gone_lines}
             providers = dict(providers)
@@ -260,9 +273,21 @@ class CloudRead(scope_reads.Read):
             scope_reads.index(placed, patched_holders)
             holders = patched_holders
         used = self.used
+        using = set()
         if gone_usage or new_usage:
-            used = _patched_usage(used, gone_usage, new_usage)
-        return CloudRead(providers, used, holders, state, usage)
+            used, using = _patched_usage(used, gone_usage, new_usage)
+        made = CloudRead(providers, used, holders, state, usage)
+        if self._trees is not None or self._orders:
+            changed = {place[1] for place in placed.values()}.union(
+                *({self.providers[p][1]} for p in gone if p in self.providers),
+                *({providers[p][1]} for p in using if p in providers))
+            if self._trees is not None:
+                made._trees = _patched_trees(self._trees, self.providers,
+                                             gone, placed)
+            made._orders = {orders: order.patched(made, changed)
+                            for orders, order in self._orders.items()}
+            self._orders = {}
+        return made
 
 
 def _nothing_read():
@@ -278,9 +303,37 @@ def _state_row(line):
             int(generation), identity or None)
 
 
+def _patched_trees(trees, providers, gone, placed):
+    """CloudRead.trees of a read patched from one with ``trees`` and
+    ``providers``, whose providers ``gone`` went and ``placed`` ({id:
+    place}) were placed again or anew."""
+    roots, providers_of = trees
+    providers_of = dict(providers_of)
+    changed = {}
+    for provider_id in gone:
+        place = providers.get(provider_id)
+        if place is not None:
+            members = changed.setdefault(place[1],
+                                         set(providers_of.get(place[1], ())))
+            members.discard(provider_id)
+    for provider_id, place in placed.items():
+        changed.setdefault(place[1], set(providers_of.get(place[1], ()))).add(
+            provider_id)
+    for root_id, members in changed.items():
+        if members:
+            providers_of[root_id] = sorted(members)
+        else:
+            providers_of.pop(root_id, None)
+    if len(providers_of) != len(roots) or not all(
+            root_id in providers_of for root_id in changed):
+        roots = sorted(providers_of)
+    return roots, providers_of
+
+
 def _patched_usage(used, gone_lines, new_lines):
-    """``used`` ({provider id: {rc id: amount}}) less the allocation lines
-    gone, plus those new; a new dict, sharing the unchanged providers'."""
+    """(``used`` ({provider id: {rc id: amount}}) less the allocation lines
+    gone, plus those new, the ids of the providers whose usage changed); a
+    new dict, sharing the unchanged providers'."""
     used = dict(used)
     changed = {}
     for lines, sign in ((gone_lines, -1), (new_lines, 1)):
@@ -297,7 +350,7 @@ def _patched_usage(used, gone_lines, new_lines):
             used[provider_id] = classes
         else:
             used.pop(provider_id, None)
-    return used
+    return used, set(changed)
 
 
 class _Lines:

@@ -19,6 +19,7 @@ from placement_lite.db import candidates
 from placement_lite.db import cloud
 from placement_lite.db import scope_reads
 from placement_lite.db import stock
+from placement_lite.db import tree_order
 
 
 def with_room(capacities, amount):
@@ -251,6 +252,21 @@ class Snapshot:
         read.trees()
         return self.summaries({place[1] for place in read.providers.values()})
 
+    def tree_order(self, orders):
+        """The trees of the whole cloud (read now if not yet) in order of
+        what they keep free of some classes: the tree_order.TreeOrder of
+        ``orders`` ((rc id, sign), ...), kept and patched with the
+        process's read of the whole cloud."""
+        if self._cloud is None:
+            self._read(scope_reads.WHOLE_CLOUD, {})
+        return self._cloud.tree_order(orders)
+
+    def tree_free(self, orders, root_id):
+        """(What the tree ``root_id`` keeps free of each class of
+        ``orders``, ...), as the request's read of the whole cloud has
+        it."""
+        return tree_order.free_of_tree(self._cloud, orders, root_id)
+
     def _cut_from_cloud(self, rc_ids, window, also_ids):
         if self._cloud is None:
             self._read(scope_reads.WHOLE_CLOUD, {})
@@ -376,6 +392,10 @@ class Snapshot:
         if scope == scope_reads.WHOLE_CLOUD:
             read = self._cloud = cloud.read(conn, self._places,
                                             seen_now=seen)
+        elif self._cloud is not None:
+            # The request read the whole cloud: what it reads after is cut
+            # from that read, as it was then.
+            read = self._cloud.cut(scope, params)
         elif kept:
             read = cloud.read(conn, self._places, scope, params, seen)
         elif self.at_rest():

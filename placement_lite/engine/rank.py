@@ -34,6 +34,7 @@ import collections
 import dataclasses
 import heapq
 import itertools
+import math
 import typing
 
 from placement_lite import errors
@@ -41,6 +42,7 @@ from placement_lite.db import candidates as db
 from placement_lite.db import lookups
 from placement_lite.db import snapshot
 from placement_lite.engine import combine
+from placement_lite.engine import explain
 from placement_lite.engine import ranking
 from placement_lite.engine import search
 
@@ -149,6 +151,11 @@ def ranked(conn, request, bound, tally, nested_aware=True,
             conn, request.ranking))
     rank_by = request.ranking
     trait_ids = _checked_names(conn, rank_by)
+    if bound is not None and not tally.active and _keyed_by_free_only(
+            request):
+        walked = _in_tree_order(conn, request, bound, trait_ids, nested_aware)
+        if walked is not None:
+            return walked
     choices = []
     for alternative in ranking.alternative_requests(request):
         searcher = search.Searcher(conn, alternative.request, tally)
@@ -175,6 +182,160 @@ def ranked(conn, request, bound, tally, nested_aware=True,
         roots.update(choice.result.roots)
     return Ranked([candidate for _key, candidate, _choice in chosen], roots,
                   served[0].searcher.snapshot, served[0].combiner, explained)
+
+
+def _keyed_by_free_only(request):
+    """Whether the key of ``request``'s candidates comes down to its
+    tree's free amounts (rank_by alone: no alternatives or preferred
+    traits), for every tree of the cloud (no group is kept to a tree by
+    in_tree)."""
+    rank_by = request.ranking
+    return (rank_by.orders and not rank_by.alternatives
+            and not rank_by.trait_names
+            and not any(group.in_tree for group in request.groups.values()))
+
+
+#: The first window of trees walked in tree order holds this many times
+#: the bound (at least WINDOW_MIN trees); each next one twice the last.
+FIRST_WINDOW_MARGIN = 1.25
+WINDOW_MIN = 64
+
+
+def _in_tree_order(conn, request, bound, trait_ids, nested_aware):
+    """The Ranked candidates of a request keyed by its trees' free amounts
+    only (_keyed_by_free_only), found without searching the whole cloud;
+    None when some class of the key is held by a sharing provider (a
+    candidate may then take it from outside its tree, and trees of equal
+    free amounts do not rank alike).
+
+    Every candidate of a tree has the same free terms (it takes all that
+    it asks of those classes from the tree), so the candidates rank by
+    round, then by tree in the order of what the trees keep free
+    (db.tree_order), then by index. The trees are walked in that order,
+    in windows (snapshot.Window.of_roots) searched as the unranked search
+    does, cut from the request's read of the whole cloud; the walk stops
+    when the next tree's first candidate could not beat the bound-th best
+    key found, as _best stops (the answer is the same)."""
+    searcher = search.Searcher(conn, request)
+    read = searcher.snapshot
+    keys_of = [(searcher.names.class_ids[order.resource_class],
+                1 if order.direction == ranking.PACK else -1)
+               for order in request.ranking.orders]
+    orders = tuple(keys_of)
+    sharing = searcher.names.every_sharing_provider
+    order = read.tree_order(orders)
+    if sharing and any(
+            not sharing.isdisjoint(read.capacities([rc_id])[rc_id])
+            for rc_id, _sign in orders):
+        return None
+    asked = collections.Counter()
+    for group in request.groups.values():
+        for name, amount in group.resources.items():
+            asked[searcher.names.class_ids.get(name)] += amount
+    taken = [asked[rc_id] for rc_id, _sign in orders]
+    keys = _Keys(conn, request.ranking, trait_ids, searcher, [],
+                 _TreesFree(read, orders))
+    alternative = ranking.alternative_requests(request)[0]
+    best = _Best(bound)
+    roots = {}
+    for batch in _tree_batches(searcher, order, orders, taken, bound):
+        if best.full() and _first_key(batch[0][0], orders, taken) > (
+                best.worst()):
+            break
+        found = searcher.search(snapshot.Window.of_roots(
+            [root_id for _key, root_id in batch]))
+        if found is None:
+            continue
+        roots.update(found.roots)
+        choice = _Choice(alternative, searcher, found, explain.NOT_TALLIED,
+                         nested_aware)
+        anchors = set(found.anchors)
+        for tree_key, anchor in batch:
+            if anchor not in anchors:
+                continue
+            if best.full() and _first_key(tree_key, orders, taken) > (
+                    best.worst()):
+                break
+            candidates = list(choice.combiner.for_anchor(anchor, every=True))
+            for key, candidate in zip(
+                    keys.of_tree(choice, anchor, candidates), candidates):
+                best.add(key, candidate, choice,
+                         _identity(candidate, found.sharing))
+        else:
+            continue
+        break
+    if not searcher.all_groups_reached:
+        searcher.check_unreached_names()
+    chosen = best.in_order()
+    return Ranked([candidate for _key, candidate, _choice in chosen], roots,
+                  read, chosen[0][2].combiner if chosen else None)
+
+
+class _TreesFree(dict):
+    """{root id: (free of each class of ``orders``, ...)}, made for each
+    tree when first asked, from the request's read of the whole cloud."""
+
+    def __init__(self, read, orders):
+        super().__init__()
+        self._read = read
+        self._orders = orders
+
+    def __missing__(self, root_id):
+        free = self[root_id] = self._read.tree_free(self._orders, root_id)
+        return free
+
+
+def _first_key(tree_key, orders, taken):
+    """A key no candidate of a tree can beat (round 0, an index before its
+    first), from its tree_order key: each term is sign x (free - taken),
+    and every candidate takes ``taken`` of each class from the tree."""
+    *terms, root_id = tree_key
+    return (0, 0, *(term - sign * amount for term, (_rc, sign), amount
+                    in zip(terms, orders, taken)), root_id, -1)
+
+
+def _tree_batches(searcher, order, orders, taken, bound):
+    """Lists of (tree key, root id) to walk in turn, in tree order: the
+    first of about FIRST_WINDOW_MARGIN x ``bound`` trees, each next one
+    twice as many. Only trees that could serve: allowed by root_required
+    and root_member_of, of the few that could serve when some class or
+    trait asked for is held by few providers (Searcher.few_trees), and
+    keeping at least what the request asks of the key's first class."""
+    names = searcher.names
+    (_rc, sign), need = orders[0], taken[0]
+    excluded = names.excluded_anchors
+
+    def could_serve(key):
+        return (not need or sign * key[0] >= need) and (
+            key[-1] not in excluded)
+
+    size = max(WINDOW_MIN, math.ceil(bound * FIRST_WINDOW_MARGIN))
+    only = searcher.few_trees()
+    if names.allowed_anchors is not None:
+        only = names.allowed_anchors if only is None else (
+            names.allowed_anchors.intersection(only))
+    if only is not None:
+        ordered = sorted(key for key in map(order.key_of, only)
+                         if key is not None and could_serve(key))
+        while ordered:
+            yield [(key, key[-1]) for key in ordered[:size]]
+            ordered = ordered[size:]
+            size *= 2
+        return
+    after = None
+    while True:
+        found = order.after(after, size,
+                            first=(need,) if sign > 0 and need else None)
+        if not found:
+            return
+        after = found[-1][0]
+        batch = [(key, root_id) for key, root_id in found if could_serve(key)]
+        if batch:
+            yield batch
+        if need and sign * after[0] < need:
+            # Spread: the trees after keep less still.
+            return
+        size *= 2
 
 
 def _known_classes_only(conn, rank_by):
@@ -206,7 +367,10 @@ def _checked_names(conn, rank_by):
 class _Keys:
     """The rank keys of candidates and the bounds of trees."""
 
-    def __init__(self, conn, rank_by, trait_ids, searcher, choices):
+    def __init__(self, conn, rank_by, trait_ids, searcher, choices,
+                 tree_free=None):
+        """``tree_free``: {root id: (free of each order's class, ...)} for
+        the trees keyed (by default, of the whole cloud, made here)."""
         self.choices = choices
         self.read = searcher.snapshot
         self.rank_by = rank_by
@@ -224,17 +388,23 @@ class _Keys:
                         order.resource_class,
                         1 if order.direction == ranking.PACK else -1)
                        for order in rank_by.orders]
-        root = searcher.explained_root
+        #: {root id: (free of each order's class in the tree, ...)}.
+        self.tree_free = (self._every_tree_free(searcher.explained_root)
+                          if tree_free is None else tree_free)
+
+    def _every_tree_free(self, root):
+        """tree_free of every tree (of the tree ``root`` only, if not
+        None)."""
         held = self.read.capacities({rc for rc, _n, _s in self.orders},
                                     root_id=root)
-        #: [{root id: free of the class in the tree}] per order term.
-        self.tree_free = []
-        for rc_id, _name, _sign in self.orders:
-            free = collections.Counter()
+        free = collections.defaultdict(lambda: [0] * len(self.orders))
+        for k, (rc_id, _name, _sign) in enumerate(self.orders):
             for capacity in held.get(rc_id, {}).values():
-                free[capacity.root_id] += int(capacity.capacity
-                                              - capacity.used)
-            self.tree_free.append(free)
+                free[capacity.root_id][k] += int(capacity.capacity
+                                                 - capacity.used)
+        return collections.defaultdict(
+            lambda: (0,) * len(self.orders),
+            {root_id: tuple(amounts) for root_id, amounts in free.items()})
 
     def traits(self, provider_id):
         """The ids of the preferred traits ``provider_id`` has."""
@@ -264,7 +434,8 @@ class _Keys:
                 preferred += max(len(names & self.traits(p))
                                  for p in options)
         terms = []
-        for (rc_id, _name, sign), free in zip(self.orders, self.tree_free):
+        for (rc_id, _name, sign), free in zip(self.orders,
+                                              self.tree_free[anchor]):
             most = least = 0
             for group in result.groups:
                 amount = group.amounts.get(rc_id)
@@ -279,7 +450,7 @@ class _Keys:
                     least += amount
             # spread: at best the tree gives least; pack: at best most.
             taken = most if sign > 0 else least
-            terms.append(sign * (free[anchor] - taken))
+            terms.append(sign * (free - taken))
         return (*choice.alternative.rank, -preferred, 0, *terms, anchor, -1)
 
     def of_tree(self, choice, anchor, candidates):
@@ -298,11 +469,11 @@ class _Keys:
                         *(self.traits(p) for p in providers)))
             terms = []
             for (_rc, name, sign), free in zip(self.orders,
-                                               self.tree_free):
+                                               self.tree_free[anchor]):
                 taken = sum(resources.get(name, 0) for provider, resources
                             in candidate.allocations.items()
                             if root_of(provider) == anchor)
-                terms.append(sign * (free[anchor] - taken))
+                terms.append(sign * (free - taken))
             partial.append((-preferred, tuple(terms), index))
         rounds = collections.Counter()
         keys = [None] * len(partial)
