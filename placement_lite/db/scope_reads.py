@@ -87,6 +87,11 @@ class Read:
                 made[rc_id] = found
         return {rc_id: made[rc_id] for rc_id in rc_ids}
 
+    def holders_of(self, rc_id):
+        """{provider id: (root id, capacity, min_unit, max_unit,
+        step_size)} of every holder of ``rc_id`` (never change it)."""
+        return self._holders([rc_id])[rc_id]
+
     def _holders(self, rc_ids):
         """The holders of at least the classes ``rc_ids``: {rc id:
         {provider id: (root id, capacity, min_unit, max_unit,

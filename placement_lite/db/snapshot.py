@@ -19,7 +19,6 @@ from placement_lite.db import candidates
 from placement_lite.db import cloud
 from placement_lite.db import scope_reads
 from placement_lite.db import stock
-from placement_lite.db import tree_order
 
 
 def with_room(capacities, amount):
@@ -152,6 +151,10 @@ class Snapshot:
         #: cloud, once read; windows may be cut from it), or those of these
         #: windows and roots.
         self._cloud = None
+        #: The cloud.CloudRead of the whole cloud, when the request read it
+        #: only to order its trees (tree_order): the trees it then reads are
+        #: cut from it.
+        self._whole = None
         self._windows = []
         self._trees = set()
         #: {frozenset of rc ids: whether few providers of a window read
@@ -257,15 +260,23 @@ class Snapshot:
         what they keep free of some classes: the tree_order.TreeOrder of
         ``orders`` ((rc id, sign), ...), kept and patched with the
         process's read of the whole cloud."""
-        if self._cloud is None:
-            self._read(scope_reads.WHOLE_CLOUD, {})
-        return self._cloud.tree_order(orders)
+        return self._whole_read().tree_order(orders)
 
-    def tree_free(self, orders, root_id):
-        """(What the tree ``root_id`` keeps free of each class of
-        ``orders``, ...), as the request's read of the whole cloud has
-        it."""
-        return tree_order.free_of_tree(self._cloud, orders, root_id)
+    def any_holder_among(self, rc_id, provider_ids):
+        """Whether one of ``provider_ids`` has an inventory of ``rc_id``
+        (in the whole cloud)."""
+        held = self._whole_read().holders_of(rc_id)
+        return any(provider_id in held for provider_id in provider_ids)
+
+    def _whole_read(self):
+        """The cloud.CloudRead of the whole cloud, read once per request
+        (the trees of a request that reads only some are cut from it)."""
+        if self._cloud is not None:
+            return self._cloud
+        if self._whole is None:
+            self._whole = cloud.read(self.conn, self._places,
+                                     seen_now=self.transactions_seen)
+        return self._whole
 
     def _cut_from_cloud(self, rc_ids, window, also_ids):
         if self._cloud is None:
@@ -392,10 +403,11 @@ class Snapshot:
         if scope == scope_reads.WHOLE_CLOUD:
             read = self._cloud = cloud.read(conn, self._places,
                                             seen_now=seen)
-        elif self._cloud is not None:
-            # The request read the whole cloud: what it reads after is cut
-            # from that read, as it was then.
-            read = self._cloud.cut(scope, params)
+        elif (self._cloud or self._whole) is not None and not (
+                kept and self.at_rest()):
+            # The request read the whole cloud since a commit: what it reads
+            # after is cut from that read, as it was then.
+            read = (self._cloud or self._whole).cut(scope, params)
         elif kept:
             read = cloud.read(conn, self._places, scope, params, seen)
         elif self.at_rest():

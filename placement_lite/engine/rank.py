@@ -42,7 +42,6 @@ from placement_lite.db import candidates as db
 from placement_lite.db import lookups
 from placement_lite.db import snapshot
 from placement_lite.engine import combine
-from placement_lite.engine import explain
 from placement_lite.engine import ranking
 from placement_lite.engine import search
 
@@ -153,7 +152,7 @@ def ranked(conn, request, bound, tally, nested_aware=True,
     trait_ids = _checked_names(conn, rank_by)
     if bound is not None and not tally.active and _keyed_by_free_only(
             request):
-        walked = _in_tree_order(conn, request, bound, trait_ids, nested_aware)
+        walked = _in_tree_order(conn, request, bound, nested_aware)
         if walked is not None:
             return walked
     choices = []
@@ -201,101 +200,89 @@ FIRST_WINDOW_MARGIN = 1.25
 WINDOW_MIN = 64
 
 
-def _in_tree_order(conn, request, bound, trait_ids, nested_aware):
+def _in_tree_order(conn, request, bound, nested_aware):
     """The Ranked candidates of a request keyed by its trees' free amounts
     only (_keyed_by_free_only), found without searching the whole cloud;
     None when some class of the key is held by a sharing provider (a
-    candidate may then take it from outside its tree, and trees of equal
-    free amounts do not rank alike).
+    candidate may then take it from outside its tree, and trees keeping
+    as much free would not rank alike).
 
-    Every candidate of a tree has the same free terms (it takes all that
-    it asks of those classes from the tree), so the candidates rank by
-    round, then by tree in the order of what the trees keep free
-    (db.tree_order), then by index. The trees are walked in that order,
-    in windows (snapshot.Window.of_roots) searched as the unranked search
-    does, cut from the request's read of the whole cloud; the walk stops
-    when the next tree's first candidate could not beat the bound-th best
-    key found, as _best stops (the answer is the same)."""
+    Every candidate of a tree then has the same free terms (it takes what
+    it asks of those classes from the tree) and no preferred trait, so a
+    candidate's round is its index in its tree's generation order, and the
+    key orders the candidates by round, then by tree in the order of what
+    the trees keep free (db.tree_order): the first candidate of each tree
+    that can serve, trees in that order, then the second of each, and so
+    on. A candidate made only of sharing providers, which several trees
+    give, is kept where it comes first. The trees are walked in that
+    order, in windows (snapshot.Window.of_roots) searched as the unranked
+    search does, until ``bound`` trees gave their first candidate; only
+    when fewer can does the walk reach every tree. The answer is the
+    brute-force one."""
     searcher = search.Searcher(conn, request)
     read = searcher.snapshot
-    keys_of = [(searcher.names.class_ids[order.resource_class],
-                1 if order.direction == ranking.PACK else -1)
-               for order in request.ranking.orders]
-    orders = tuple(keys_of)
+    orders = tuple((searcher.names.class_ids[order.resource_class],
+                    1 if order.direction == ranking.PACK else -1)
+                   for order in request.ranking.orders)
     sharing = searcher.names.every_sharing_provider
-    order = read.tree_order(orders)
-    if sharing and any(
-            not sharing.isdisjoint(read.capacities([rc_id])[rc_id])
-            for rc_id, _sign in orders):
+    if any(read.any_holder_among(rc_id, sharing) for rc_id, _sign in orders):
         return None
+    order = read.tree_order(orders)
     asked = collections.Counter()
     for group in request.groups.values():
         for name, amount in group.resources.items():
             asked[searcher.names.class_ids.get(name)] += amount
     taken = [asked[rc_id] for rc_id, _sign in orders]
-    keys = _Keys(conn, request.ranking, trait_ids, searcher, [],
-                 _TreesFree(read, orders))
-    alternative = ranking.alternative_requests(request)[0]
-    best = _Best(bound)
+    chosen = []
+    kept = set()
     roots = {}
+    serving = []
+    combiner = None
+
+    def keep(candidate, sharing_providers):
+        identity = _identity(candidate, sharing_providers)
+        if identity is None or identity not in kept:
+            kept.add(identity)
+            chosen.append(candidate)
+
     for batch in _tree_batches(searcher, order, orders, taken, bound):
-        if best.full() and _first_key(batch[0][0], orders, taken) > (
-                best.worst()):
-            break
-        found = searcher.search(snapshot.Window.of_roots(
-            [root_id for _key, root_id in batch]))
+        found = searcher.search(snapshot.Window.of_roots(batch, kept=True))
         if found is None:
             continue
         roots.update(found.roots)
-        choice = _Choice(alternative, searcher, found, explain.NOT_TALLIED,
-                         nested_aware)
+        combiner = combine.Combiner(found, request, parents=read.parents,
+                                    nested_aware=nested_aware)
         anchors = set(found.anchors)
-        for tree_key, anchor in batch:
+        for anchor in batch:
             if anchor not in anchors:
                 continue
-            if best.full() and _first_key(tree_key, orders, taken) > (
-                    best.worst()):
+            candidates = combiner.for_anchor(anchor, every=True)
+            first = next(candidates, None)
+            if first is None:
+                continue
+            serving.append((candidates, found.sharing))
+            keep(first, found.sharing)
+            if len(chosen) == bound:
                 break
-            candidates = list(choice.combiner.for_anchor(anchor, every=True))
-            for key, candidate in zip(
-                    keys.of_tree(choice, anchor, candidates), candidates):
-                best.add(key, candidate, choice,
-                         _identity(candidate, found.sharing))
         else:
             continue
         break
+    for later in itertools.zip_longest(*(
+            ((candidate, sharing_providers) for candidate in candidates)
+            for candidates, sharing_providers in serving)):
+        if len(chosen) >= bound:
+            break
+        for candidate, sharing_providers in filter(None, later):
+            keep(candidate, sharing_providers)
+            if len(chosen) == bound:
+                break
     if not searcher.all_groups_reached:
         searcher.check_unreached_names()
-    chosen = best.in_order()
-    return Ranked([candidate for _key, candidate, _choice in chosen], roots,
-                  read, chosen[0][2].combiner if chosen else None)
-
-
-class _TreesFree(dict):
-    """{root id: (free of each class of ``orders``, ...)}, made for each
-    tree when first asked, from the request's read of the whole cloud."""
-
-    def __init__(self, read, orders):
-        super().__init__()
-        self._read = read
-        self._orders = orders
-
-    def __missing__(self, root_id):
-        free = self[root_id] = self._read.tree_free(self._orders, root_id)
-        return free
-
-
-def _first_key(tree_key, orders, taken):
-    """A key no candidate of a tree can beat (round 0, an index before its
-    first), from its tree_order key: each term is sign x (free - taken),
-    and every candidate takes ``taken`` of each class from the tree."""
-    *terms, root_id = tree_key
-    return (0, 0, *(term - sign * amount for term, (_rc, sign), amount
-                    in zip(terms, orders, taken)), root_id, -1)
+    return Ranked(chosen, roots, read, combiner)
 
 
 def _tree_batches(searcher, order, orders, taken, bound):
-    """Lists of (tree key, root id) to walk in turn, in tree order: the
+    """Lists of root ids to walk in turn, in tree order: the
     first of about FIRST_WINDOW_MARGIN x ``bound`` trees, each next one
     twice as many. Only trees that could serve: allowed by root_required
     and root_member_of, of the few that could serve when some class or
@@ -318,7 +305,7 @@ def _tree_batches(searcher, order, orders, taken, bound):
         ordered = sorted(key for key in map(order.key_of, only)
                          if key is not None and could_serve(key))
         while ordered:
-            yield [(key, key[-1]) for key in ordered[:size]]
+            yield [key[-1] for key in ordered[:size]]
             ordered = ordered[size:]
             size *= 2
         return
@@ -329,7 +316,7 @@ def _tree_batches(searcher, order, orders, taken, bound):
         if not found:
             return
         after = found[-1][0]
-        batch = [(key, root_id) for key, root_id in found if could_serve(key)]
+        batch = [root_id for key, root_id in found if could_serve(key)]
         if batch:
             yield batch
         if need and sign * after[0] < need:
@@ -367,10 +354,7 @@ def _checked_names(conn, rank_by):
 class _Keys:
     """The rank keys of candidates and the bounds of trees."""
 
-    def __init__(self, conn, rank_by, trait_ids, searcher, choices,
-                 tree_free=None):
-        """``tree_free``: {root id: (free of each order's class, ...)} for
-        the trees keyed (by default, of the whole cloud, made here)."""
+    def __init__(self, conn, rank_by, trait_ids, searcher, choices):
         self.choices = choices
         self.read = searcher.snapshot
         self.rank_by = rank_by
@@ -389,8 +373,7 @@ class _Keys:
                         1 if order.direction == ranking.PACK else -1)
                        for order in rank_by.orders]
         #: {root id: (free of each order's class in the tree, ...)}.
-        self.tree_free = (self._every_tree_free(searcher.explained_root)
-                          if tree_free is None else tree_free)
+        self.tree_free = self._every_tree_free(searcher.explained_root)
 
     def _every_tree_free(self, root):
         """tree_free of every tree (of the tree ``root`` only, if not

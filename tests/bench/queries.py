@@ -254,6 +254,10 @@ def ranked_queries():
                    version=RANKED_VERSION)
     return [
         ranked,
+        Query('nova_flavor_packed', "nova's request, limit=1000, ranked by "
+              'pack on MEMORY_MB',
+              NOVA_FLAVOR + (('rank_by', 'pack:MEMORY_MB'),
+                             ('limit', '1000')), version=RANKED_VERSION),
         Query('nova_flavor_ranked_explain', 'the same with explain=true',
               ranked.params + (('explain', 'true'),),
               version=RANKED_VERSION, explains=ranked.name),
