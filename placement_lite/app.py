@@ -364,7 +364,8 @@ def build_app(conf, db=None):
     db_api.retry_while_unavailable(db, conf.placement_database,
                                    lambda: _prepare_database(conf, db))
     if conf.placement.warm_caches_on_start:
-        allocation_candidates.render_ahead(engine.warm_caches(db).values())
+        allocation_candidates.render_ahead(engine.warm_caches(
+            db, conf.placement.allocation_candidates_rank_by).values())
     db.dispose()
     enforcer = policy.Enforcer(conf)
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from placement_lite import engine
 from placement_lite import errors
+from placement_lite.db import tree_order
 from placement_lite.engine import combine
 from placement_lite.engine import dispersion
 from placement_lite.engine import ranking
@@ -449,6 +450,48 @@ def test_ranking_by_free_searches_only_the_best_trees(monkeypatch, query,
             frozenset(ids[name] for _amount, name in free[:64])}
     finally:
         env.close()
+
+
+def test_the_server_order_of_trees_is_made_at_start(monkeypatch):
+    """A process with allocation_candidates_rank_by orders the trees by it
+    as it starts (warm_caches_on_start): its first request finds them
+    ordered, and changes move only the trees they touch."""
+    made = []
+    real = tree_order.TreeOrder.__init__
+
+    def making(self, read, orders):
+        made.append(orders)
+        real(self, read, orders)
+
+    monkeypatch.setattr(tree_order.TreeOrder, '__init__', making)
+    loaded = harness.Environment('sqlite')
+    worlds.load_into_db(loaded.db, _flat_hosts(20))
+    env = harness.Environment(
+        'sqlite', database_url=loaded.db.url,
+        **{'placement.allocation_candidates_rank_by': 'spread:MEMORY_MB'})
+    try:
+        assert len(made) == 1
+        free = sorted(((1024 + 16 * h - (37 * h) % 512, 'h%03d' % h)
+                       for h in range(20)), reverse=True)
+        (most, best), (_second_most, second) = free[:2]
+
+        def best_host():
+            body = env.request('GET', '/allocation_candidates?resources='
+                               'MEMORY_MB:64&limit=1', version='1.36')[2]
+            return list(body['allocation_requests'][0]['allocations'])
+
+        assert best_host() == [worlds.uuid_of(best)]
+        assert env.request('PUT', '/allocations/%s' % worlds.uuid_of('c'), {
+            'allocations': {worlds.uuid_of(best): {
+                'resources': {'MEMORY_MB': most - 64}}},
+            'project_id': worlds.uuid_of('p'),
+            'user_id': worlds.uuid_of('u'), 'consumer_generation': None},
+            version='1.28')[0] == 204
+        assert best_host() == [worlds.uuid_of(second)]
+        assert len(made) == 1
+    finally:
+        env.close()
+        loaded.close()
 
 
 @pytest.fixture

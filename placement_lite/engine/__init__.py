@@ -140,19 +140,25 @@ def find_candidates(database, conf, request, nested_aware=True):
     return found
 
 
-def warm_caches(database):
+def warm_caches(database, rank_by=None):
     """Read the whole cloud once into what the process keeps between
-    requests (db.snapshot), and the trees each sharing provider serves:
-    the first request searching every tree, or a window of them while
-    nothing changes, then finds them kept, as later ones do. Returns
-    {provider id: snapshot.ProviderSummary} of every provider, which the
-    answers show while the provider is unchanged."""
+    requests (db.snapshot), the trees each sharing provider serves and,
+    with ``rank_by`` (``[placement] allocation_candidates_rank_by``), the
+    trees in the order of that key (db.tree_order): the first request
+    searching every tree, or a window of them while nothing changes, then
+    finds them kept, as later ones do. Returns {provider id:
+    snapshot.ProviderSummary} of every provider, which the answers show
+    while the provider is unchanged."""
     with database.replica_reader() as conn:
         known = db.read_known(conn, (), (), (), ())
-        summaries = snapshot.Snapshot(
-            conn, known.class_names,
-            known.transactions_seen).read_whole_cloud()
+        read = snapshot.Snapshot(conn, known.class_names,
+                                 known.transactions_seen)
+        summaries = read.read_whole_cloud()
         db.find_every_sharing_anchor(conn)
+        server_order = ranking.server_order(rank_by)
+        if server_order is not None:
+            read.tree_order(server_order.free_terms(
+                {name: id_ for id_, name in known.class_names.items()}))
         return summaries
 
 

@@ -221,9 +221,7 @@ def _in_tree_order(conn, request, bound, nested_aware):
     brute-force one."""
     searcher = search.Searcher(conn, request)
     read = searcher.snapshot
-    orders = tuple((searcher.names.class_ids[order.resource_class],
-                    1 if order.direction == ranking.PACK else -1)
-                   for order in request.ranking.orders)
+    orders = request.ranking.free_terms(searcher.names.class_ids)
     sharing = searcher.names.every_sharing_provider
     if any(read.any_holder_among(rc_id, sharing) for rc_id, _sign in orders):
         return None
@@ -369,8 +367,7 @@ class _Keys:
         class_ids = searcher.names.class_ids
         #: [(rc id, rc name, 1 for pack or -1 for spread)], in order.
         self.orders = [(class_ids[order.resource_class],
-                        order.resource_class,
-                        1 if order.direction == ranking.PACK else -1)
+                        order.resource_class, order.sign)
                        for order in rank_by.orders]
         #: {root id: (free of each order's class in the tree, ...)}.
         self.tree_free = self._every_tree_free(searcher.explained_root)

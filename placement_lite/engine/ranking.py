@@ -34,6 +34,12 @@ class Order(typing.NamedTuple):
     def __str__(self):
         return '%s:%s' % self
 
+    @property
+    def sign(self):
+        """What a free amount is multiplied by in the key: -1 to put the
+        most first (spread), 1 the least (pack)."""
+        return 1 if self.direction == PACK else -1
+
 
 @dataclasses.dataclass(frozen=True)
 class Ranking:
@@ -45,6 +51,13 @@ class Ranking:
     root_preferred: frozenset = frozenset()
     #: Sets of alternatives, each a tuple of suffixes in priority order.
     alternatives: tuple = ()
+
+    def free_terms(self, class_ids):
+        """((rc id, sign), ...) of the orders whose class is in
+        ``class_ids`` ({name: id}), in order (see db.tree_order)."""
+        return tuple((class_ids[order.resource_class], order.sign)
+                     for order in self.orders
+                     if order.resource_class in class_ids)
 
     @property
     def trait_names(self):
