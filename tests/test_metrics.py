@@ -5,6 +5,7 @@ and Prometheus files of etc/ naming only metrics that exist."""
 import json
 import os
 import re
+import subprocess
 import uuid
 
 import pytest
@@ -15,6 +16,7 @@ from placement_lite.metrics import collect
 from tests import harness
 from tests import metrics_scrape
 from tests import promlint
+from tests import provision
 from tests import servers
 
 ENABLED = {'metrics.enabled': True}
@@ -162,6 +164,17 @@ def test_the_sample_files_of_etc_name_only_metrics_that_exist(counted):
     assert [target['labels']['__metrics_path__']
             for target in scrape['scrape_configs'][0]['static_configs']] == [
         '/metrics/api-1', '/metrics/api-2']
+
+
+@pytest.mark.needs('promtool')
+def test_promtool_accepts_the_prometheus_files_of_etc():
+    """``promtool check config`` checks the rule files it loads too."""
+    done = subprocess.run(
+        [provision.require('promtool')['promtool'], 'check', 'config',
+         os.path.join(servers.REPO, 'etc', 'prometheus.yml')],
+        capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done
+    assert '  SUCCESS: 5 rules found' in done.stdout.splitlines()
 
 
 def test_claims_and_their_retries(counted, monkeypatch):
