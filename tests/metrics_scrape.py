@@ -4,6 +4,24 @@ import io
 
 from prometheus_client import parser
 
+from tests import promlint
+
+#: The metric families /metrics exposes, as promtool reads them (a
+#: counter's name with ``_total``), sorted.
+FAMILIES = sorted([
+    'placement_requests_total', 'placement_request_duration_seconds',
+    'placement_db_statements_per_request', 'placement_candidates_returned',
+    'placement_candidates_trees_searched', 'placement_candidates_empty_total',
+    'placement_candidates_emptied_total',
+    'placement_candidates_windows_total', 'placement_claims_total',
+    'placement_claim_retries_total', 'placement_db_lock_waits_total',
+    'placement_db_replica_reads_total', 'placement_cache_cloud_reads_total',
+    'placement_cache_stock_lookups_total',
+    'placement_db_connections_checked_out',
+    'placement_inventory_total_amount', 'placement_inventory_reserved',
+    'placement_inventory_capacity', 'placement_inventory_used',
+    'placement_capacity_read_seconds'])
+
 
 def get(env, path, remote_addr='127.0.0.1', method='GET'):
     """(status, headers, body text) of a request without a token to the
@@ -48,3 +66,10 @@ def family_names(text):
     """The names of the metric families of an exposition."""
     return {family.name
             for family in parser.text_string_to_metric_families(text)}
+
+
+def families_counted(text):
+    """The sorted names of the families of an exposition that have a
+    sample, as promtool reads them (it leaves out those without one)."""
+    return sorted(family.name for family in promlint.families(text)
+                  if family.series)

@@ -1,7 +1,8 @@
 """The servers the tests start, found on this machine or installed.
 
 The tests start throwaway servers of their own (tests/harness.py,
-tests/servers.py) from the binaries of Debian's packages. Before any test
+tests/servers.py) from the binaries of Debian's packages, and run
+Prometheus' ``promtool`` (tests/promlint.py), installed the same way. Before any test
 runs, :func:`provision` looks for each server of :data:`SERVERS` and, when
 some are missing, installs their packages with ``apt-get`` if it may (as
 root, or through passwordless ``sudo -n``; not with
@@ -45,6 +46,10 @@ SERVERS = (
     Server('galera', 'galera-4', ('libgalera_smm.so',),
            dirs=('/usr/lib/galera',)),
     Server('haproxy', 'haproxy', ('haproxy',), services=('haproxy',)),
+    # Not a server: Prometheus' linter of exposed metric names, which
+    # tests/promlint.py runs; the package also starts a Prometheus server.
+    Server('promtool', 'prometheus', ('promtool',),
+           services=('prometheus',)),
 )
 BY_NAME = {server.name: server for server in SERVERS}
 

@@ -1,18 +1,22 @@
-"""/metrics in one process: who may read it, what each count counts, and
-the sample Grafana dashboard and Prometheus files of etc/ naming only
-metrics that exist."""
+"""/metrics in one process: who may read it, what each count counts,
+every name following Prometheus' rules, and the sample Grafana dashboard
+and Prometheus files of etc/ naming only metrics that exist."""
 
 import json
 import os
 import re
+import subprocess
 import uuid
 
 import pytest
 import yaml
 
 from placement_lite.db import providers as providers_db
+from placement_lite.metrics import collect
 from tests import harness
 from tests import metrics_scrape
+from tests import promlint
+from tests import provision
 from tests import servers
 
 ENABLED = {'metrics.enabled': True}
@@ -162,6 +166,17 @@ def test_the_sample_files_of_etc_name_only_metrics_that_exist(counted):
         '/metrics/api-1', '/metrics/api-2']
 
 
+@pytest.mark.needs('promtool')
+def test_promtool_accepts_the_prometheus_files_of_etc():
+    """``promtool check config`` checks the rule files it loads too."""
+    done = subprocess.run(
+        [provision.require('promtool')['promtool'], 'check', 'config',
+         os.path.join(servers.REPO, 'etc', 'prometheus.yml')],
+        capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done
+    assert '  SUCCESS: 5 rules found' in done.stdout.splitlines()
+
+
 def test_claims_and_their_retries(counted, monkeypatch):
     provider = _provider(counted, 4)
     bump_generations = providers_db.bump_generations
@@ -189,3 +204,37 @@ def test_claims_and_their_retries(counted, monkeypatch):
                                 outcome='claimed') == 1
     assert metrics_scrape.value(scraped, 'placement_claims_total',
                                 outcome='capacity') == 1
+
+
+def _count_every_family(env):
+    """Requests giving every family a sample: a family without one is not
+    in the exposition as promtool reads it, so it would go unchecked."""
+    provider = _provider(env, 4)
+    assert env.request('GET', '/allocation_candidates?resources=VCPU:8'
+                       '&explain=true', version='1.41')[0] == 200
+    assert env.request('PUT', '/allocations/%s' % uuid.uuid4(), {
+        'allocations': {provider: {'resources': {'VCPU': 1}}},
+        'project_id': 'p', 'user_id': 'u', 'consumer_generation': None},
+        version='1.28')[0] == 204
+
+
+@pytest.mark.only_backends('sqlite')
+@pytest.mark.parametrize('linter', promlint.LINTERS)
+def test_every_name_follows_prometheus_rules(counted, linter):
+    _count_every_family(counted)
+    text = metrics_scrape.get(counted, '/metrics')[2]
+    assert linter(text) == []
+    assert metrics_scrape.families_counted(text) == metrics_scrape.FAMILIES
+
+
+@pytest.mark.only_backends('sqlite')
+@pytest.mark.parametrize('linter', promlint.LINTERS)
+def test_the_lint_refuses_the_old_name_of_the_inventories_total(
+        counted, monkeypatch, linter):
+    [(_name, help_text, position), *others] = collect.CAPACITY_GAUGES
+    monkeypatch.setattr(collect, 'CAPACITY_GAUGES', (
+        ('placement_inventory_total', help_text, position), *others))
+    _count_every_family(counted)
+    assert linter(metrics_scrape.get(counted, '/metrics')[2]) == [
+        ('placement_inventory_total',
+         'non-counter metrics should not have "_total" suffix')]

@@ -1,7 +1,8 @@
 """/metrics under the production line: uwsgi with 4 workers, every scrape
 adding up what all of them counted (prometheus_client's multiprocess
 mode), no counter going backwards when a worker dies and is respawned,
-and the counts of a previous server emptied when a new master starts."""
+the counts of a previous server emptied when a new master starts, and
+every family of such a scrape named as Prometheus' rules say."""
 
 import concurrent.futures
 import os
@@ -12,6 +13,7 @@ import pytest
 
 from tests import harness
 from tests import metrics_scrape
+from tests import promlint
 from tests import servers
 
 pytestmark = pytest.mark.slow
@@ -132,8 +134,8 @@ def test_every_worker_counted_and_none_going_backwards(backend, tmp_path,
         assert metrics_scrape.value(
             scraped, 'placement_db_statements_per_request_sum',
             route='/') == 0
-        for name, value in (('total', 8), ('reserved', 2), ('capacity', 6),
-                            ('used', 4)):
+        for name, value in (('total_amount', 8), ('reserved', 2),
+                            ('capacity', 6), ('used', 4)):
             assert metrics_scrape.value(
                 scraped, 'placement_inventory_' + name,
                 resource_class='VCPU') == value
@@ -173,3 +175,34 @@ def test_every_worker_counted_and_none_going_backwards(backend, tmp_path,
         assert _requests(_scrape(server), '/', 'GET', '200') == 0
     finally:
         server.cleanup()
+
+
+@pytest.fixture(scope='module')
+def every_family_scraped(tmp_path_factory):
+    """A scrape of uwsgi's 4 workers (on SQLite) after requests giving
+    every family a sample, explain's emptied step among them: promtool
+    leaves out a family without one."""
+    db = harness.fresh_database('sqlite')
+    db_url = db.engine.url.render_as_string(hide_password=False)
+    db.dispose()
+    server = servers.Uwsgi(
+        db_url, processes=4, extra_conf='[metrics]\nenabled = true\n'
+        'multiprocess_dir = %s\n' % tmp_path_factory.mktemp('metrics'))
+    try:
+        _known_sequence(server.port)
+        assert servers.request(
+            server.port, 'GET', '/allocation_candidates?resources=VCPU:100'
+            '&explain=true', version='1.41')[0] == 200
+        status, text = servers.request(server.port, 'GET', '/metrics')
+    finally:
+        server.cleanup()
+    assert status == 200
+    return text
+
+
+@pytest.mark.parametrize('linter', promlint.LINTERS)
+def test_every_family_of_every_worker_follows_prometheus_rules(
+        every_family_scraped, linter):
+    assert linter(every_family_scraped) == []
+    assert metrics_scrape.families_counted(
+        every_family_scraped) == metrics_scrape.FAMILIES

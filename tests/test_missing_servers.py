@@ -39,7 +39,8 @@ def test_tests_needing_a_missing_server_are_skipped_by_name(tmp_path):
             ('mariadb', 'mariadbd, mariadb-install-db', 'mariadb-server'),
             ('nginx', 'nginx', 'nginx-light'),
             ('galera', 'libgalera_smm.so', 'galera-4'),
-            ('haproxy', 'haproxy', 'haproxy'))]
+            ('haproxy', 'haproxy', 'haproxy'),
+            ('promtool', 'promtool', 'prometheus'))]
     assert skipped == [
         'SKIPPED [1] tests/test_gabbits.py needs mariadb not found '
         '(mariadbd, mariadb-install-db; Debian package mariadb-server)',

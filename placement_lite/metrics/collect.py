@@ -56,10 +56,12 @@ GENERATION_CONFLICT = 'generation_conflict'
 CAPACITY = 'capacity'
 
 #: The gauges of capacity per resource class, computed at every scrape:
-#: (name, help, position in db.capacity.class_totals rows).
+#: (name, help, position in db.capacity.class_totals rows). The inventories'
+#: total is not ``placement_inventory_total``: Prometheus keeps a ``_total``
+#: suffix for counters (promtool refuses it on a gauge).
 CAPACITY_GAUGES = (
-    ('placement_inventory_total', 'Inventory total of every provider, '
-     'added up per resource class.', 1),
+    ('placement_inventory_total_amount', 'Inventory total of every '
+     'provider, added up per resource class.', 1),
     ('placement_inventory_reserved', 'Inventory reserved of every '
      'provider, added up per resource class.', 2),
     ('placement_inventory_capacity', 'Capacity, (total - reserved) * '

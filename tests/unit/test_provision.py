@@ -11,7 +11,8 @@ from tests import provision
 
 ALL_FILES = [file for server in provision.SERVERS for file in server.files]
 STOPS = [['service', 'postgresql', 'stop'], ['service', 'mariadb', 'stop'],
-         ['service', 'nginx', 'stop'], ['service', 'haproxy', 'stop']]
+         ['service', 'nginx', 'stop'], ['service', 'haproxy', 'stop'],
+         ['service', 'prometheus', 'stop']]
 #: Every file but nginx's.
 ALL_BUT_NGINX = [file for file in ALL_FILES if file != 'nginx']
 
@@ -75,12 +76,12 @@ def test_root_installs_only_the_missing_packages(tmp_path):
     assert machine.commands == [
         apt('update'),
         apt('install', '--no-install-recommends', 'postgresql',
-            'mariadb-server', 'galera-4', 'haproxy'),
+            'mariadb-server', 'galera-4', 'haproxy', 'prometheus'),
         ['service', 'postgresql', 'stop'], ['service', 'mariadb', 'stop'],
-        ['service', 'haproxy', 'stop']]
+        ['service', 'haproxy', 'stop'], ['service', 'prometheus', 'stop']]
     assert machine.said == [
         'placement_lite tests: installing postgresql mariadb-server '
-        'galera-4 haproxy '
+        'galera-4 haproxy prometheus '
         '(apt-get) for the servers the tests start; '
         'PLACEMENT_LITE_TEST_INSTALL=0 not to']
 
@@ -94,7 +95,7 @@ def test_a_user_with_passwordless_sudo_installs_through_it(tmp_path):
         apt('update', prefix=sudo),
         apt('install', '--no-install-recommends', 'postgresql',
             'mariadb-server', 'nginx-light', 'galera-4', 'haproxy',
-            prefix=sudo),
+            'prometheus', prefix=sudo),
         *[sudo + stop for stop in STOPS]]
 
 
@@ -110,7 +111,7 @@ def test_a_server_that_may_not_be_installed_is_skipped(
         tmp_path, programs, euid, environ, why, commands):
     machine = Machine(tmp_path, programs=programs, sudo_answers=1,
                       files=['initdb', 'pg_ctl', 'mariadbd',
-                             'libgalera_smm.so', 'haproxy'])
+                             'libgalera_smm.so', 'haproxy', 'promtool'])
     machine.environ.update(environ)
     assert machine.provision(euid) == ['mariadb', 'nginx']
     assert machine.commands == commands
