@@ -9,10 +9,28 @@ applies them to query pairs.
 """
 
 import itertools
+import re
 
 from oslo_utils import uuidutils
 
 from placement_lite import errors
+from placement_lite import microversion
+
+#: The parameters of a request group of GET /allocation_candidates, and
+#: the suffixes naming a group: numbers, then names from 1.33.
+GROUP_PREFIXES = ('resources', 'required', 'member_of', 'in_tree')
+NUMBERED_SUFFIX = r'[1-9][0-9]*'
+NAMED_SUFFIX = r'[a-zA-Z0-9_-]{1,64}'
+#: group_policy=isolate:<suffixes> (1.41): isolation of the groups named.
+ISOLATE_NAMED = 'isolate:'
+
+
+def group_key_pattern(version):
+    """The regex for a group key (``resources``, ``required_NIC``, ...)."""
+    suffix = (NAMED_SUFFIX if version >= microversion.NAMED_GROUP_SUFFIXES
+              else NUMBERED_SUFFIX)
+    return re.compile(r'^(%s)(%s)?$' % ('|'.join(GROUP_PREFIXES), suffix))
+
 
 _INVALID = 'Invalid query string parameters: '
 #: The largest amount a database integer holds (the reference fails with

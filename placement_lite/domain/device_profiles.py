@@ -22,9 +22,9 @@ import sqlalchemy as sa
 
 from placement_lite import errors
 from placement_lite import microversion
+from placement_lite import querystring
 from placement_lite.db import device_profiles as profiles_db
 from placement_lite.db import lookups
-from placement_lite.engine import request as candidate_request
 
 RESOURCES = 'resources:'
 TRAIT = 'trait:'
@@ -243,7 +243,7 @@ def _profile_name(pairs):
 
 
 def _check_suffixes_free(pairs, suffixes):
-    taken = {prefix + suffix for prefix in candidate_request.GROUP_PREFIXES
+    taken = {prefix + suffix for prefix in querystring.GROUP_PREFIXES
              for suffix in suffixes}
     clashes = sorted({key for key, _value in pairs if key in taken})
     if clashes:

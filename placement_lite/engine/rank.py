@@ -287,7 +287,7 @@ def _tree_batches(searcher, order, orders, taken, bound):
     trait asked for is held by few providers (Searcher.few_trees), and
     keeping at least what the request asks of the key's first class."""
     names = searcher.names
-    (_rc, sign), need = orders[0], taken[0]
+    sign, need = orders[0][1], taken[0]
     excluded = names.excluded_anchors
 
     def could_serve(key):

@@ -24,20 +24,6 @@ from placement_lite import querystring
 from placement_lite.engine import ranking as ranking_query
 from placement_lite.schemas import common
 
-GROUP_PREFIXES = ('resources', 'required', 'member_of', 'in_tree')
-NUMBERED_SUFFIX = r'[1-9][0-9]*'
-NAMED_SUFFIX = r'[a-zA-Z0-9_-]{1,64}'
-#: group_policy=isolate:<suffixes> (1.41): isolation of the groups named.
-ISOLATE_NAMED = 'isolate:'
-
-
-def group_key_pattern(version):
-    """The regex for a group key (``resources``, ``required_NIC``, ...)."""
-    suffix = (NAMED_SUFFIX if version >= microversion.NAMED_GROUP_SUFFIXES
-              else NUMBERED_SUFFIX)
-    return re.compile(r'^(%s)(%s)?$' % ('|'.join(GROUP_PREFIXES), suffix))
-
-
 @dataclasses.dataclass
 class RequestGroup:
     """What one group asks for.
@@ -223,7 +209,7 @@ def _positive_int(value):
 
 
 def _parse_groups(pairs, version):
-    pattern = group_key_pattern(version)
+    pattern = querystring.group_key_pattern(version)
     groups = {}
     for key, value in pairs:
         match = pattern.match(key)
@@ -361,9 +347,10 @@ def _isolated_suffixes(request):
     policy = request.group_policy
     if policy == 'isolate':
         return frozenset(suffix for suffix in request.groups if suffix)
-    if not (policy or '').startswith(ISOLATE_NAMED):
+    if not (policy or '').startswith(querystring.ISOLATE_NAMED):
         return frozenset()
-    named = {part.strip() for part in policy[len(ISOLATE_NAMED):].split(',')}
+    named = {part.strip() for part
+             in policy[len(querystring.ISOLATE_NAMED):].split(',')}
     if '' in named:
         raise errors.BadRequest(
             'The unsuffixed group can not be isolated: got an empty suffix '

@@ -11,7 +11,7 @@ their schemas, (since version, schema) pairs for
 """
 
 from placement_lite import microversion
-from placement_lite.engine import request as candidate_request
+from placement_lite import querystring
 
 _STRING = {'type': 'string'}
 
@@ -44,9 +44,9 @@ def _query(version):
         prefixes = ['resources', 'required', 'member_of']
         if version >= microversion.CANDIDATES_IN_TREE:
             prefixes.append('in_tree')
-        suffix = (candidate_request.NAMED_SUFFIX
+        suffix = (querystring.NAMED_SUFFIX
                   if version >= microversion.NAMED_GROUP_SUFFIXES
-                  else candidate_request.NUMBERED_SUFFIX)
+                  else querystring.NUMBERED_SUFFIX)
         schema['patternProperties'] = {
             '^%s(%s)?$' % (prefix, suffix): dict(_STRING)
             for prefix in prefixes}
@@ -64,7 +64,7 @@ def _query(version):
         properties['group_policy'] = {
             'type': 'string',
             'pattern': '^(none|isolate|%s.+)$'
-                       % candidate_request.ISOLATE_NAMED}
+                       % querystring.ISOLATE_NAMED}
         properties['root_member_of'] = dict(_STRING)
         properties['explain'] = dict(_STRING)
     if version >= microversion.RANKED:
@@ -73,7 +73,7 @@ def _query(version):
         properties['root_preferred'] = dict(_STRING)
         properties['alternatives'] = dict(_STRING)
         schema['patternProperties']['^preferred(%s)?$' % (
-            candidate_request.NAMED_SUFFIX)] = dict(_STRING)
+            querystring.NAMED_SUFFIX)] = dict(_STRING)
     return schema
 
 

@@ -20,7 +20,7 @@ import os
 import yaml
 
 from placement_lite import microversion
-from placement_lite.engine import request as candidate_request
+from placement_lite import querystring
 from placement_lite.schemas import aggregates
 from placement_lite.schemas import allocation_candidates
 from placement_lite.schemas import allocations
@@ -752,8 +752,8 @@ def _candidates(b):
             'up to 64 letters, digits, ``_`` and ``-`` (``%s``); '
             'preferred, with or without a suffix, from 1.42 '
             '(placement_lite).'
-            % (candidate_request.NUMBERED_SUFFIX,
-               candidate_request.NAMED_SUFFIX)),
+            % (querystring.NUMBERED_SUFFIX,
+               querystring.NAMED_SUFFIX)),
         'schema': {'type': 'object', 'additionalProperties': False,
                    'patternProperties': {
                        pattern.replace(')?$', ')$'): value
