@@ -9,13 +9,13 @@ environ as a ``(major, minor)`` named tuple, which compares with the
 ``microversion.of(req) >= microversion.NESTED_PROVIDERS`` in a handler and
 ``version >= microversion.NESTED_PROVIDERS`` below the handlers, which are
 given the version, never the request; a handler refuses a route that does
-not exist yet with ``handlers.util.require_version`` and picks a JSON schema
+not exist yet with ``handlers.responses.require_version`` and picks a JSON schema
 with :func:`schema_for`.
 
 This module imports only the standard library, so that errors.py, which
 renders by microversion, and the openstackclient plugin, which must not
 load the server, can use it (and so the 404 of a route not there yet is
-raised in handlers.util).
+raised in handlers.responses).
 """
 
 import typing

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 from placement_lite import errors
 from placement_lite.db import tables
-from placement_lite.handlers import util
+from placement_lite.handlers import validation
 from placement_lite.schemas import aggregates
 from placement_lite.schemas import allocations
 from placement_lite.schemas import inventories
@@ -45,7 +45,7 @@ def schema_error(schema):
         key = json.dumps(data)
         if key not in found:
             validator = jsonschema.validators.validator_for(schema)(
-                schema, format_checker=util._BODY_FORMATS)
+                schema, format_checker=validation._BODY_FORMATS)
             found[key] = 'JSON does not validate: %s' % (
                 jsonschema.exceptions.best_match(validator.iter_errors(data)))
         return found[key]

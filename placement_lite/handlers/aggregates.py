@@ -2,7 +2,9 @@
 
 from placement_lite import microversion
 from placement_lite.domain import provider_aggregates
-from placement_lite.handlers import util
+from placement_lite.handlers import bodies
+from placement_lite.handlers import dates
+from placement_lite.handlers import responses
 from placement_lite.schemas import aggregates as schemas
 
 
@@ -10,27 +12,27 @@ def _render(req, resp, aggregate_uuids, generation):
     document = {'aggregates': aggregate_uuids}
     if microversion.of(req) >= microversion.AGGREGATES_GENERATION:
         document['resource_provider_generation'] = generation
-    util.render(resp, document)
+    responses.render(resp, document)
     # Memberships carry no timestamps: the reference says "now".
-    util.set_last_modified(req, resp, None)
+    dates.set_last_modified(req, resp, None)
 
 
 class ProviderAggregates:
     def on_get(self, req, resp, uuid):
-        util.require_json_accept(req)
-        util.require_version(req, microversion.PROVIDER_AGGREGATES)
+        responses.require_json_accept(req)
+        responses.require_version(req, microversion.PROVIDER_AGGREGATES)
         req.placement.can('placement:resource_providers:aggregates:list')
         provider, aggregate_uuids = provider_aggregates.get_aggregates(
             req.placement.db, uuid)
         _render(req, resp, aggregate_uuids, provider.generation)
 
     def on_put(self, req, resp, uuid):
-        util.require_json_content(req)
-        util.require_version(req, microversion.PROVIDER_AGGREGATES)
+        responses.require_json_content(req)
+        responses.require_version(req, microversion.PROVIDER_AGGREGATES)
         req.placement.can('placement:resource_providers:aggregates:update')
         version = microversion.of(req)
-        with util.provider_found_first(req, uuid):
-            data = util.json_body(req, microversion.schema_for(
+        with bodies.provider_found_first(req, uuid):
+            data = bodies.json_body(req, microversion.schema_for(
                 version, schemas.SET_AGGREGATES))
         if version >= microversion.AGGREGATES_GENERATION:
             aggregate_uuids = data['aggregates']

@@ -9,18 +9,19 @@ from placement_lite import metrics
 from placement_lite import microversion
 from placement_lite import requestlog
 from placement_lite.domain import device_profiles
+from placement_lite.handlers import dates
 from placement_lite.handlers import query
-from placement_lite.handlers import util
+from placement_lite.handlers import responses
 from placement_lite.schemas import allocation_candidates as schema
 
 
 class AllocationCandidates:
     def on_get(self, req, resp):
-        util.require_version(req, microversion.ALLOCATION_CANDIDATES)
-        util.require_json_accept(req)
+        responses.require_version(req, microversion.ALLOCATION_CANDIDATES)
+        responses.require_json_accept(req)
         req.placement.can('placement:allocation_candidates:list')
         version = microversion.of(req)
-        pairs = util.query_pairs(req)
+        pairs = query.query_pairs(req)
         query.validate(req, microversion.schema_for(version, schema.QUERY))
         if version >= microversion.DEVICE_PROFILES:
             pairs = device_profiles.expand_request(req.placement.db, pairs,
@@ -32,8 +33,8 @@ class AllocationCandidates:
         req.env[requestlog.CANDIDATES] = (len(found.allocation_requests),
                                           found.trees)
         req.env[metrics.EXPLANATION] = found.explanation
-        util.render_json_bytes(resp, render(found, request, version))
-        util.set_last_modified(req, resp, None)
+        responses.render_json_bytes(resp, render(found, request, version))
+        dates.set_last_modified(req, resp, None)
 
 
 def render(found, request, version):

@@ -11,7 +11,10 @@ from placement_lite import errors
 from placement_lite import microversion
 from placement_lite.domain import allocations
 from placement_lite.domain import consumers
-from placement_lite.handlers import util
+from placement_lite.handlers import bodies
+from placement_lite.handlers import dates
+from placement_lite.handlers import responses
+from placement_lite.handlers import validation
 from placement_lite.schemas import allocations as schemas
 
 
@@ -48,14 +51,14 @@ def consumer_claim(req, consumer_uuid, data):
 
 
 def _last_modified(rows):
-    return util.newest(*(row.updated_at or row.created_at for row in rows))
+    return dates.newest(*(row.updated_at or row.created_at for row in rows))
 
 
 class ConsumerAllocations:
     """/allocations/{consumer_uuid}"""
 
     def on_get(self, req, resp, consumer_uuid):
-        util.require_json_accept(req)
+        responses.require_json_accept(req)
         req.placement.can('placement:allocations:list')
         found = allocations.allocations_of_consumer(req.placement,
                                                     consumer_uuid)
@@ -75,52 +78,52 @@ class ConsumerAllocations:
                 body['consumer_generation'] = consumer.generation
             if version >= microversion.CONSUMER_TYPES:
                 body['consumer_type'] = consumer.consumer_type or 'unknown'
-        util.render(resp, body)
-        util.set_last_modified(req, resp, _last_modified(found.allocations))
+        responses.render(resp, body)
+        dates.set_last_modified(req, resp, _last_modified(found.allocations))
 
     def on_put(self, req, resp, consumer_uuid):
-        util.require_json_content(req)
+        responses.require_json_content(req)
         req.placement.can('placement:allocations:update')
         canonical = canonical_uuid(consumer_uuid)
         if canonical is None:
             raise errors.BadRequest('Malformed consumer_uuid: %s'
                                     % consumer_uuid)
-        data = util.json_body(req, microversion.schema_for(
+        data = bodies.json_body(req, microversion.schema_for(
             microversion.of(req), schemas.PUT_SCHEMAS))
-        util.refuse_amounts_beyond_column(data)
+        validation.refuse_amounts_beyond_column(data)
         allocations.set_allocations(
             req.placement, [consumer_claim(req, canonical, data)],
             allocations.put_wording(canonical))
-        util.no_content(resp)
+        responses.no_content(resp)
 
     def on_delete(self, req, resp, consumer_uuid):
         req.placement.can('placement:allocations:delete')
         allocations.delete_allocations(req.placement, consumer_uuid)
-        util.no_content(resp)
+        responses.no_content(resp)
 
 
 class AllocationsByConsumer:
     """/allocations: several consumers' allocations in one atomic write."""
 
     def on_post(self, req, resp):
-        util.require_version(req, microversion.POST_ALLOCATIONS)
-        util.require_json_content(req)
+        responses.require_version(req, microversion.POST_ALLOCATIONS)
+        responses.require_json_content(req)
         req.placement.can('placement:allocations:manage')
-        data = util.json_body(req, microversion.schema_for(
+        data = bodies.json_body(req, microversion.schema_for(
             microversion.of(req), schemas.POST_SCHEMAS))
-        util.refuse_amounts_beyond_column(data)
+        validation.refuse_amounts_beyond_column(data)
         allocations.set_allocations(
             req.placement,
             [consumer_claim(req, uuid, body) for uuid, body in data.items()],
             allocations.POST_WORDING)
-        util.no_content(resp)
+        responses.no_content(resp)
 
 
 class ProviderAllocations:
     """/resource_providers/{uuid}/allocations"""
 
     def on_get(self, req, resp, uuid):
-        util.require_json_accept(req)
+        responses.require_json_accept(req)
         req.placement.can('placement:resource_providers:allocations:list')
         provider, rows = allocations.allocations_on_provider(req.placement,
                                                              uuid)
@@ -132,6 +135,6 @@ class ProviderAllocations:
             entry['resources'][row.resource_class] = row.used
             if with_generation:
                 entry['consumer_generation'] = row.consumer_generation
-        util.render(resp, {'allocations': by_consumer,
+        responses.render(resp, {'allocations': by_consumer,
                            'resource_provider_generation': provider.generation})
-        util.set_last_modified(req, resp, _last_modified(rows))
+        dates.set_last_modified(req, resp, _last_modified(rows))

@@ -9,7 +9,11 @@ From 1.42 a profile has ``alternatives`` too, in bodies and answers.
 from placement_lite import errors
 from placement_lite import microversion
 from placement_lite.domain import device_profiles
-from placement_lite.handlers import util
+from placement_lite.handlers import bodies
+from placement_lite.handlers import dates
+from placement_lite.handlers import query
+from placement_lite.handlers import responses
+from placement_lite.handlers import validation
 from placement_lite.schemas import device_profiles as schema
 
 
@@ -41,7 +45,7 @@ def _serialize(req, profile):
 
 
 def _last_modified(profiles):
-    return util.newest(*[moment for profile in profiles
+    return dates.newest(*[moment for profile in profiles
                          for moment in (profile['created_at'],
                                         profile['updated_at'])])
 
@@ -49,7 +53,7 @@ def _last_modified(profiles):
 def _names_query(req, required):
     """The ``name=a,b`` list of the query string (None when absent and
     not ``required``); any other parameter is a 400."""
-    pairs = util.query_pairs(req)
+    pairs = query.query_pairs(req)
     unknown = sorted({key for key, _value in pairs if key != 'name'})
     if unknown:
         raise errors.BadRequest(
@@ -79,7 +83,7 @@ def _names_query(req, required):
 
 def _profile_body(req):
     """The one profile of a create request: an object, or a list of one."""
-    body = util.json_body(req)
+    body = bodies.json_body(req)
     if isinstance(body, list):
         if len(body) != 1:
             raise errors.BadRequest(
@@ -87,7 +91,7 @@ def _profile_body(req):
                 'the list holds %d.' % len(body),
                 code=errors.DEVICE_PROFILE_INVALID)
         body = body[0]
-    util.validate(body, microversion.schema_for(microversion.of(req),
+    validation.validate(body, microversion.schema_for(microversion.of(req),
                                                 schema.CREATE),
                   code=errors.DEVICE_PROFILE_INVALID)
     return body
@@ -95,43 +99,43 @@ def _profile_body(req):
 
 class DeviceProfiles:
     def on_get(self, req, resp):
-        util.require_version(req, microversion.DEVICE_PROFILES)
+        responses.require_version(req, microversion.DEVICE_PROFILES)
         req.placement.can('placement_lite:device_profiles:list')
         profiles = device_profiles.list_profiles(
             req.placement.db, _names_query(req, required=False))
-        util.render(resp, {'device_profiles': [_serialize(req, profile)
+        responses.render(resp, {'device_profiles': [_serialize(req, profile)
                                                for profile in profiles]})
-        util.set_last_modified(req, resp, _last_modified(profiles))
+        dates.set_last_modified(req, resp, _last_modified(profiles))
 
     def on_post(self, req, resp):
-        util.require_version(req, microversion.DEVICE_PROFILES)
+        responses.require_version(req, microversion.DEVICE_PROFILES)
         req.placement.can('placement_lite:device_profiles:create')
         body = _profile_body(req)
         profile = device_profiles.create(
             req.placement.db, body['name'], body.get('description'),
             body['groups'], body.get('alternatives', ()))
-        util.render(resp, _serialize(req, profile), status=201)
-        resp.set_header('location', util.location(req, _path(profile)))
-        util.set_last_modified(req, resp, _last_modified([profile]))
+        responses.render(resp, _serialize(req, profile), status=201)
+        resp.set_header('location', responses.location(req, _path(profile)))
+        dates.set_last_modified(req, resp, _last_modified([profile]))
 
     def on_delete(self, req, resp):
-        util.require_version(req, microversion.DEVICE_PROFILES)
+        responses.require_version(req, microversion.DEVICE_PROFILES)
         req.placement.can('placement_lite:device_profiles:delete')
         device_profiles.delete(req.placement.db,
                                _names_query(req, required=True))
-        util.no_content(resp)
+        responses.no_content(resp)
 
 
 class DeviceProfile:
     def on_get(self, req, resp, uuid_or_name):
-        util.require_version(req, microversion.DEVICE_PROFILES)
+        responses.require_version(req, microversion.DEVICE_PROFILES)
         req.placement.can('placement_lite:device_profiles:show')
         profile = device_profiles.show(req.placement.db, uuid_or_name)
-        util.render(resp, {'device_profile': _serialize(req, profile)})
-        util.set_last_modified(req, resp, _last_modified([profile]))
+        responses.render(resp, {'device_profile': _serialize(req, profile)})
+        dates.set_last_modified(req, resp, _last_modified([profile]))
 
     def on_delete(self, req, resp, uuid_or_name):
-        util.require_version(req, microversion.DEVICE_PROFILES)
+        responses.require_version(req, microversion.DEVICE_PROFILES)
         req.placement.can('placement_lite:device_profiles:delete')
         device_profiles.delete(req.placement.db, [uuid_or_name])
-        util.no_content(resp)
+        responses.no_content(resp)

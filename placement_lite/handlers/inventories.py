@@ -5,7 +5,10 @@ import re
 from placement_lite import errors
 from placement_lite import microversion
 from placement_lite.domain import inventories
-from placement_lite.handlers import util
+from placement_lite.handlers import bodies
+from placement_lite.handlers import dates
+from placement_lite.handlers import responses
+from placement_lite.handlers import validation
 from placement_lite.schemas import common
 from placement_lite.schemas import inventories as schemas
 
@@ -17,18 +20,18 @@ def _path(uuid, resource_class):
 
 
 def _render_one(req, resp, generation, inventory, status=200):
-    util.render(resp, dict(inventory.values(),
+    responses.render(resp, dict(inventory.values(),
                            resource_provider_generation=generation), status)
-    util.set_last_modified(req, resp, inventory.last_modified)
+    dates.set_last_modified(req, resp, inventory.last_modified)
 
 
 def _render_all(req, resp, generation, all_inventories):
-    util.render(resp, {
+    responses.render(resp, {
         'resource_provider_generation': generation,
         'inventories': {inventory.resource_class: inventory.values()
                         for inventory in all_inventories}})
     if all_inventories:
-        util.set_last_modified(req, resp, util.newest(*(
+        dates.set_last_modified(req, resp, dates.newest(*(
             inventory.last_modified for inventory in all_inventories)))
     elif microversion.of(req) >= microversion.LAST_MODIFIED:
         # Nothing was modified: the reference sends no last-modified then.
@@ -49,34 +52,34 @@ def _reserved_may_equal_total(req):
 
 class Inventories:
     def on_get(self, req, resp, uuid):
-        util.require_json_accept(req)
+        responses.require_json_accept(req)
         req.placement.can('placement:resource_providers:inventories:list')
         generation, found = inventories.get_inventories(req.placement.db, uuid)
         _render_all(req, resp, generation, found)
 
     def on_post(self, req, resp, uuid):
-        util.require_json_content(req)
+        responses.require_json_content(req)
         req.placement.can('placement:resource_providers:inventories:create')
-        with util.provider_found_first(req, uuid):
-            data = util.json_body(req, schemas.CREATE_ONE)
+        with bodies.provider_found_first(req, uuid):
+            data = bodies.json_body(req, schemas.CREATE_ONE)
             inventory = _inventory(data.pop('resource_class'), data)
         generation = inventories.add_inventory(
             req.placement.db, uuid, inventory, _reserved_may_equal_total(req))
-        resp.location = util.location(
+        resp.location = responses.location(
             req, _path(uuid, inventory.resource_class))
         _render_one(req, resp, generation, inventory, status=201)
 
     def on_put(self, req, resp, uuid):
-        util.require_json_content(req)
+        responses.require_json_content(req)
         req.placement.can('placement:resource_providers:inventories:update')
-        with util.provider_found_first(req, uuid):
-            data = util.json_body(req, schemas.REPLACE_ALL)
+        with bodies.provider_found_first(req, uuid):
+            data = bodies.json_body(req, schemas.REPLACE_ALL)
             for resource_class, fields in data['inventories'].items():
                 if not _LISTED_CLASS.match(resource_class):
                     # The schema only checks entries under well-formed
                     # names; the others must still be inventories (the
                     # reference fails with a 500 on them).
-                    util.validate(fields, schemas.INVENTORY_RECORD)
+                    validation.validate(fields, schemas.INVENTORY_RECORD)
             wanted = [_inventory(resource_class, fields) for resource_class,
                       fields in data['inventories'].items()]
         generation = inventories.replace_inventories(
@@ -89,22 +92,22 @@ class Inventories:
             raise errors.MethodNotAllowed('')
         req.placement.can('placement:resource_providers:inventories:delete')
         inventories.delete_all_inventories(req.placement.db, uuid)
-        util.no_content(resp)
+        responses.no_content(resp)
 
 
 class Inventory:
     def on_get(self, req, resp, uuid, resource_class):
-        util.require_json_accept(req)
+        responses.require_json_accept(req)
         req.placement.can('placement:resource_providers:inventories:show')
         generation, inventory = inventories.get_inventory(
             req.placement.db, uuid, resource_class)
         _render_one(req, resp, generation, inventory)
 
     def on_put(self, req, resp, uuid, resource_class):
-        util.require_json_content(req)
+        responses.require_json_content(req)
         req.placement.can('placement:resource_providers:inventories:update')
-        with util.provider_found_first(req, uuid):
-            data = util.json_body(req, schemas.UPDATE_ONE)
+        with bodies.provider_found_first(req, uuid):
+            data = bodies.json_body(req, schemas.UPDATE_ONE)
             inventory = _inventory(resource_class, data)
         generation = inventories.update_inventory(
             req.placement.db, uuid, data['resource_provider_generation'],
@@ -114,4 +117,4 @@ class Inventory:
     def on_delete(self, req, resp, uuid, resource_class):
         req.placement.can('placement:resource_providers:inventories:delete')
         inventories.delete_inventory(req.placement.db, uuid, resource_class)
-        util.no_content(resp)
+        responses.no_content(resp)

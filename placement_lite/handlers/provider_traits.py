@@ -2,39 +2,41 @@
 
 from placement_lite import microversion
 from placement_lite.domain import provider_traits
-from placement_lite.handlers import util
+from placement_lite.handlers import bodies
+from placement_lite.handlers import dates
+from placement_lite.handlers import responses
 from placement_lite.schemas import provider_traits as schemas
 
 
 def _render(req, resp, traits, generation):
-    util.render(resp, {'traits': [trait.name for trait in traits],
+    responses.render(resp, {'traits': [trait.name for trait in traits],
                        'resource_provider_generation': generation})
     moments = [trait.updated_at or trait.created_at for trait in traits]
     # A trait without timestamps counts as changed now, as in the reference.
-    util.set_last_modified(
-        req, resp, None if None in moments else util.newest(*moments))
+    dates.set_last_modified(
+        req, resp, None if None in moments else dates.newest(*moments))
 
 
 class ProviderTraits:
     def on_get(self, req, resp, uuid):
-        util.require_version(req, microversion.TRAITS)
-        util.require_json_accept(req)
+        responses.require_version(req, microversion.TRAITS)
+        responses.require_json_accept(req)
         req.placement.can('placement:resource_providers:traits:list')
         provider, traits = provider_traits.get_traits(req.placement.db, uuid)
         _render(req, resp, traits, provider.generation)
 
     def on_put(self, req, resp, uuid):
-        util.require_version(req, microversion.TRAITS)
-        util.require_json_content(req)
+        responses.require_version(req, microversion.TRAITS)
+        responses.require_json_content(req)
         req.placement.can('placement:resource_providers:traits:update')
-        data = util.json_body(req, schemas.SET_TRAITS)
+        data = bodies.json_body(req, schemas.SET_TRAITS)
         traits, generation = provider_traits.set_traits(
             req.placement.db, uuid, data['traits'],
             data['resource_provider_generation'])
         _render(req, resp, traits, generation)
 
     def on_delete(self, req, resp, uuid):
-        util.require_version(req, microversion.TRAITS)
+        responses.require_version(req, microversion.TRAITS)
         req.placement.can('placement:resource_providers:traits:delete')
         provider_traits.clear_traits(req.placement.db, uuid)
-        util.no_content(resp)
+        responses.no_content(resp)

@@ -19,25 +19,45 @@ input; none touches the database (unknown aggregates, traits and resource
 classes are the caller's business).
 """
 
+import urllib.parse
+
 import jsonschema
 
 from placement_lite import errors
 from placement_lite import microversion
 from placement_lite import querystring
-from placement_lite.handlers import util
+from placement_lite.handlers import validation
 
 _INVALID = 'Invalid query string parameters: '
 
 
+def query_pairs(req):
+    """The query string as an ordered list of (key, value) pairs, parsed
+    as the reference (webob) parses it: pairs separated by ``&`` or ``;``,
+    ``+`` for a space, percent-escapes decoded as strict UTF-8 (400 when
+    they are not)."""
+    raw = req.query_string.encode('latin-1').replace(b'+', b' ')
+    pairs = []
+    try:
+        for part in raw.replace(b';', b'&').split(b'&'):
+            if part:
+                key, _sep, value = part.partition(b'=')
+                pairs.append((urllib.parse.unquote_to_bytes(key).decode(),
+                              urllib.parse.unquote_to_bytes(value).decode()))
+    except UnicodeDecodeError as exc:
+        raise errors.BadRequest('Invalid query string parameters: %s' % exc)
+    return pairs
+
+
 def values(req, key):
     """Every value given for ``key``, in query-string order."""
-    return [value for name, value in util.query_pairs(req) if name == key]
+    return [value for name, value in query_pairs(req) if name == key]
 
 
 def last_values(req):
     """{key: value} with the last value of each key, as validation sees it."""
     latest = {}
-    for key, value in util.query_pairs(req):
+    for key, value in query_pairs(req):
         latest[key] = value
     return latest
 
@@ -47,7 +67,7 @@ _QUERY_FORMATS = jsonschema.FormatChecker()
 
 def validate(req, schema):
     """400 unless the query string (last value of each key) fits ``schema``."""
-    error = util.schema_error(last_values(req), schema, _QUERY_FORMATS)
+    error = validation.schema_error(last_values(req), schema, _QUERY_FORMATS)
     if error is not None:
         raise errors.BadRequest(_INVALID + str(error))
 

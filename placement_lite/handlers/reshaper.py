@@ -5,7 +5,9 @@ from placement_lite import microversion
 from placement_lite.domain import inventories
 from placement_lite.domain import reshaper
 from placement_lite.handlers import allocations
-from placement_lite.handlers import util
+from placement_lite.handlers import bodies
+from placement_lite.handlers import responses
+from placement_lite.handlers import validation
 from placement_lite.schemas import reshaper as schemas
 
 
@@ -23,12 +25,12 @@ def _inventories(uuid, fields_by_class):
 
 class Reshaper:
     def on_post(self, req, resp):
-        util.require_version(req, microversion.RESHAPER)
-        util.require_json_content(req)
+        responses.require_version(req, microversion.RESHAPER)
+        responses.require_json_content(req)
         req.placement.can('placement:reshaper:reshape')
-        data = util.json_body(req, microversion.schema_for(
+        data = bodies.json_body(req, microversion.schema_for(
             microversion.of(req), schemas.SCHEMAS))
-        util.refuse_amounts_beyond_column(data)
+        validation.refuse_amounts_beyond_column(data)
         wanted = {
             uuid: reshaper.ProviderInventories(
                 body['resource_provider_generation'],
@@ -37,4 +39,4 @@ class Reshaper:
         claims = [allocations.consumer_claim(req, uuid, body)
                   for uuid, body in data['allocations'].items()]
         reshaper.reshape(req.placement, wanted, claims)
-        util.no_content(resp)
+        responses.no_content(resp)

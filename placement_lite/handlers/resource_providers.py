@@ -6,8 +6,10 @@ import uuid as uuidlib
 from placement_lite import microversion
 from placement_lite import querystring
 from placement_lite.domain import providers
+from placement_lite.handlers import bodies
+from placement_lite.handlers import dates
 from placement_lite.handlers import query
-from placement_lite.handlers import util
+from placement_lite.handlers import responses
 from placement_lite.schemas import resource_providers as schemas
 
 #: (link relation, microversion it appears at), in the reference's order.
@@ -60,7 +62,7 @@ def provider_json(req):
 
 
 def _render_provider(req, resp, provider):
-    util.render_json_bytes(resp, provider_json(req)(
+    responses.render_json_bytes(resp, provider_json(req)(
         provider.uuid, provider.name, provider.generation,
         provider.parent_provider_uuid, provider.root_provider_uuid
     ).encode())
@@ -90,7 +92,7 @@ def _list_filters(req):
 
 class ResourceProviders:
     def on_get(self, req, resp):
-        util.require_json_accept(req)
+        responses.require_json_accept(req)
         req.placement.can('placement:resource_providers:list')
         found = providers.list_providers(req.placement.db, _list_filters(req))
         render = provider_json(req)
@@ -98,28 +100,28 @@ class ResourceProviders:
             render(uuid, name, generation, parent_uuid, root_uuid)
             for uuid, name, generation, parent_uuid, root_uuid, _created,
             _updated in found])
-        util.render_json_bytes(
+        responses.render_json_bytes(
             resp, ('{"resource_providers": [%s]}' % shown).encode())
-        util.set_last_modified(req, resp, max(
+        dates.set_last_modified(req, resp, max(
             (updated or created for *_shown, created, updated in found),
             default=None))
 
     def on_post(self, req, resp):
-        util.require_json_content(req)
+        responses.require_json_content(req)
         req.placement.can('placement:resource_providers:create')
         version = microversion.of(req)
-        data = util.json_body(req, microversion.schema_for(version,
+        data = bodies.json_body(req, microversion.schema_for(version,
                                                            schemas.CREATE))
         uuid = str(uuidlib.UUID(data['uuid'])) if data.get('uuid') else str(
             uuidlib.uuid4())
         provider = providers.create_provider(
             req.placement.db, uuid, data['name'],
             data.get('parent_provider_uuid'))
-        resp.set_header('location', util.location(req, provider_path(
+        resp.set_header('location', responses.location(req, provider_path(
             req, provider.uuid)))
         if version >= microversion.CREATED_PROVIDER_BODY:
             _render_provider(req, resp, provider)
-            util.set_last_modified(req, resp, None)
+            dates.set_last_modified(req, resp, None)
         else:
             resp.status = 201
             resp.content_type = None
@@ -127,23 +129,23 @@ class ResourceProviders:
 
 class ResourceProvider:
     def on_get(self, req, resp, uuid):
-        util.require_json_accept(req)
+        responses.require_json_accept(req)
         req.placement.can('placement:resource_providers:show')
         provider = providers.get_provider(req.placement.db, uuid)
         _render_provider(req, resp, provider)
-        util.set_last_modified(req, resp, _modified(provider))
+        dates.set_last_modified(req, resp, _modified(provider))
 
     def on_delete(self, req, resp, uuid):
         req.placement.can('placement:resource_providers:delete')
         providers.delete_provider(req.placement.db, uuid)
-        util.no_content(resp)
+        responses.no_content(resp)
 
     def on_put(self, req, resp, uuid):
-        util.require_json_content(req)
+        responses.require_json_content(req)
         req.placement.can('placement:resource_providers:update')
         version = microversion.of(req)
-        with util.provider_found_first(req, uuid):
-            data = util.json_body(req, microversion.schema_for(
+        with bodies.provider_found_first(req, uuid):
+            data = bodies.json_body(req, microversion.schema_for(
                 version, schemas.UPDATE))
         provider, before = providers.update_provider(
             req.placement.db, uuid, data['name'],
@@ -154,6 +156,6 @@ class ResourceProvider:
             # The reference reports when the provider was last changed
             # before this update, and nothing if it never was.
             if before.updated_at is not None:
-                resp.set_header('last-modified', util.http_date(
+                resp.set_header('last-modified', dates.http_date(
                     before.updated_at))
             resp.set_header('cache-control', 'no-cache')

@@ -3,8 +3,10 @@
 from placement_lite import errors
 from placement_lite import microversion
 from placement_lite.domain import traits
+from placement_lite.handlers import dates
 from placement_lite.handlers import query
-from placement_lite.handlers import util
+from placement_lite.handlers import responses
+from placement_lite.handlers import validation
 from placement_lite.schemas import traits as schemas
 
 _INVALID_NAME = ('The trait is invalid. A valid trait must be no longer than '
@@ -39,8 +41,8 @@ def _associated_filter(value):
 
 class Traits:
     def on_get(self, req, resp):
-        util.require_version(req, microversion.TRAITS)
-        util.require_json_accept(req)
+        responses.require_version(req, microversion.TRAITS)
+        responses.require_json_accept(req)
         req.placement.can('placement:traits:list')
         query.validate(req, schemas.LIST_QUERY)
         given = query.last_values(req)
@@ -50,34 +52,34 @@ class Traits:
         if 'associated' in given:
             filters.update(_associated_filter(given['associated']))
         rows = traits.list_traits(req.placement.db, **filters)
-        util.render(resp, {'traits': [row.name for row in rows]})
-        util.set_last_modified(req, resp, util.newest(*(
+        responses.render(resp, {'traits': [row.name for row in rows]})
+        dates.set_last_modified(req, resp, dates.newest(*(
             row.updated_at or row.created_at for row in rows)))
 
 
 class Trait:
     def on_get(self, req, resp, name):
-        util.require_version(req, microversion.TRAITS)
+        responses.require_version(req, microversion.TRAITS)
         req.placement.can('placement:traits:show')
         row = traits.get_trait(req.placement.db, name)
-        util.no_content(resp)
-        util.set_last_modified(req, resp, row.created_at)
+        responses.no_content(resp)
+        dates.set_last_modified(req, resp, row.created_at)
 
     def on_put(self, req, resp, name):
-        util.require_version(req, microversion.TRAITS)
+        responses.require_version(req, microversion.TRAITS)
         req.placement.can('placement:traits:update')
         try:
-            util.validate(name, schemas.CUSTOM_TRAIT)
+            validation.validate(name, schemas.CUSTOM_TRAIT)
         except errors.BadRequest:
             raise errors.BadRequest(_INVALID_NAME)
         row, created = traits.ensure_trait(req.placement.db, name)
-        util.no_content(resp)
+        responses.no_content(resp)
         resp.status = 201 if created else 204
-        resp.location = util.location(req, '/traits/%s' % name)
-        util.set_last_modified(req, resp, row.created_at)
+        resp.location = responses.location(req, '/traits/%s' % name)
+        dates.set_last_modified(req, resp, row.created_at)
 
     def on_delete(self, req, resp, name):
-        util.require_version(req, microversion.TRAITS)
+        responses.require_version(req, microversion.TRAITS)
         req.placement.can('placement:traits:delete')
         traits.delete_trait(req.placement.db, name)
-        util.no_content(resp)
+        responses.no_content(resp)

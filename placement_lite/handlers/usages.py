@@ -6,8 +6,9 @@
 
 from placement_lite import microversion
 from placement_lite.domain import usages
+from placement_lite.handlers import dates
 from placement_lite.handlers import query
-from placement_lite.handlers import util
+from placement_lite.handlers import responses
 from placement_lite.schemas import usages as schemas
 
 
@@ -15,21 +16,21 @@ class ProviderUsages:
     """/resource_providers/{uuid}/usages"""
 
     def on_get(self, req, resp, uuid):
-        util.require_json_accept(req)
+        responses.require_json_accept(req)
         req.placement.can('placement:resource_providers:usages')
         generation, used = usages.provider_usages(req.placement, uuid)
-        util.render(resp, {'resource_provider_generation': generation,
+        responses.render(resp, {'resource_provider_generation': generation,
                            'usages': used})
         # Usage is "now": the last-modified time is the time of the answer.
-        util.set_last_modified(req, resp, None)
+        dates.set_last_modified(req, resp, None)
 
 
 class TotalUsages:
     """/usages"""
 
     def on_get(self, req, resp):
-        util.require_version(req, microversion.PROJECT_USAGES)
-        util.require_json_accept(req)
+        responses.require_version(req, microversion.PROJECT_USAGES)
+        responses.require_json_accept(req)
         given = query.last_values(req)
         req.placement.can('placement:usages',
                           {'project_id': given.get('project_id')})
@@ -43,5 +44,5 @@ class TotalUsages:
         else:
             body = usages.project_usages(
                 req.placement, given['project_id'], given.get('user_id'))
-        util.render(resp, {'usages': body})
-        util.set_last_modified(req, resp, None)
+        responses.render(resp, {'usages': body})
+        dates.set_last_modified(req, resp, None)

@@ -26,7 +26,7 @@ GROUP_SUFFIX_PATTERN = r'[a-zA-Z0-9_-]{1,64}'
 def _amounts():
     """{RESOURCE_CLASS: positive integer}, at least one. (No maximum, as in
     the reference, whose validation errors quote this schema: the column's
-    bound is checked after it, see handlers.util.refuse_amounts_beyond_column.)"""
+    bound is checked after it, see handlers.validation.refuse_amounts_beyond_column.)"""
     return {
         'type': 'object',
         'minProperties': 1,

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import pytest
 
 from placement_lite import errors
-from placement_lite.handlers import util
+from placement_lite import request_json
 
 #: JSON strings whose escapes make (or only look like they make) a NUL or
 #: a surrogate: escaped backslashes, pairs, halves of pairs.
@@ -45,14 +45,14 @@ def _first_met(data):
         value, depth = pending.pop()
         if isinstance(value, str):
             if '\x00' in value:
-                return util._NUL
+                return request_json._NUL
             try:
                 value.encode('utf-8')
             except UnicodeEncodeError:
-                return util._SURROGATE
+                return request_json._SURROGATE
         elif isinstance(value, (dict, list)):
-            if depth > util.MAX_JSON_DEPTH:
-                return util._TOO_DEEP
+            if depth > request_json.MAX_JSON_DEPTH:
+                return request_json._TOO_DEEP
             items = [*value.keys(), *value.values()] if isinstance(
                 value, dict) else value
             pending.extend((item, depth + 1) for item in items)
@@ -61,7 +61,7 @@ def _first_met(data):
 
 def _reported(text):
     try:
-        util._check_json_values(text, json.loads(text))
+        request_json.check_values(text, json.loads(text))
     except errors.BadRequest as exc:
         return str(exc)
     return None
@@ -80,12 +80,12 @@ def test_the_problem_a_walk_meets_first_is_reported(document, depth,
 
 
 @pytest.mark.parametrize('text,message', [
-    ('[[],[],"\\u0000"]', util._NUL),
-    ('["\\u0000","\\ud800"]', util._SURROGATE),
-    ('["\\ud800","\\u0000"]', util._NUL),
-    ('{"\\u0000":"\\ud800"}', util._SURROGATE),
-    ('[%s,"\\u0000"]' % _deepened('1', 33), util._NUL),
-    ('["\\u0000",%s]' % _deepened('1', 33), util._TOO_DEEP),
+    ('[[],[],"\\u0000"]', request_json._NUL),
+    ('["\\u0000","\\ud800"]', request_json._SURROGATE),
+    ('["\\ud800","\\u0000"]', request_json._NUL),
+    ('{"\\u0000":"\\ud800"}', request_json._SURROGATE),
+    ('[%s,"\\u0000"]' % _deepened('1', 33), request_json._NUL),
+    ('["\\u0000",%s]' % _deepened('1', 33), request_json._TOO_DEEP),
 ])
 def test_the_first_problem_a_walk_meets_is_reported(text, message):
     """With problems of several kinds, the last item's come first and a

@@ -9,10 +9,10 @@ import falcon
 import pytest
 
 from placement_lite.db import snapshot
-from placement_lite.engine import combine
 from placement_lite.engine import Candidates
+from placement_lite.engine import combine
 from placement_lite.handlers import allocation_candidates
-from placement_lite.handlers import util
+from placement_lite.handlers import responses
 
 A = '0b52ec9c-6a3e-4b0f-9d2e-5c7a3f1d2e01'
 B = '9f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f'
@@ -20,7 +20,7 @@ B = '9f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f'
 
 def test_json_bytes_are_the_body():
     resp = falcon.Response()
-    util.render_json_bytes(resp, b'{"a": 1}')
+    responses.render_json_bytes(resp, b'{"a": 1}')
     assert resp.data == b'{"a": 1}'
     assert resp.content_type == 'application/json'
     assert resp.status == 200

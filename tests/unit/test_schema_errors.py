@@ -13,7 +13,7 @@ from jsonschema import _utils
 import pytest
 
 from placement_lite import schema_errors
-from placement_lite.handlers import util
+from placement_lite.handlers import validation
 from tests.unit import test_schemas
 
 UUID = 'a6d0b6c2-0f36-4dbe-8d06-9f1a3f1f0a01'
@@ -83,13 +83,13 @@ def jsonschema_best_match(schema, format_checker, instance):
 @pytest.mark.parametrize('name,schema', SCHEMAS,
                          ids=[name for name, _schema in SCHEMAS])
 def test_same_error_as_jsonschema(name, schema):
-    checker = schema_errors.Checker(schema, util._BODY_FORMATS)
+    checker = schema_errors.Checker(schema, validation._BODY_FORMATS)
 
     @settings(max_examples=60, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
     @given(near(schema))
     def check(instance):
-        expected = jsonschema_best_match(schema, util._BODY_FORMATS,
+        expected = jsonschema_best_match(schema, validation._BODY_FORMATS,
                                          instance)
         found = checker.best_error(instance)
         assert str(found) == str(expected)

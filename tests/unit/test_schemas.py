@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 
 from placement_lite import schemas
-from placement_lite.handlers import util
+from placement_lite.handlers import validation
 
 
 def _schemas_in(value):
@@ -66,5 +66,5 @@ def test_same_error_as_jsonschema_validate(data):
         expected = None
     except jsonschema.ValidationError as exc:
         expected = str(exc)
-    error = util.schema_error(data, schema, checker)
+    error = validation.schema_error(data, schema, checker)
     assert (str(error) if error is not None else None) == expected
