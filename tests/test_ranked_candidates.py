@@ -152,13 +152,15 @@ def _trees(world):
     return roots
 
 
-def _oracle(env, world, ids, pairs, limit, nested_aware=True):
+def _oracle(env, world, ids, pairs, limit, nested_aware=True,
+            roomiest_first=False):
     """The brute-force answer: every candidate of every tree under the
     first alternatives that give the tree one, keyed from the world's own
     numbers, sorted, sharing-only duplicates kept at their best key, cut
     at ``limit``. [(allocations by name, mappings by name, key)]. Not
     ``nested_aware`` (before 1.29): no candidate takes a class from two
-    providers."""
+    providers; ``roomiest_first``: each tree's candidates generated
+    roomiest choices first (combine.Combiner)."""
     names = {id_: name for name, id_ in ids.items()}
     by_name = {p['name']: p for p in world}
     root_of = _trees(world)
@@ -179,7 +181,8 @@ def _oracle(env, world, ids, pairs, limit, nested_aware=True):
                 continue
             combiner = combine.Combiner(result, alternative.request,
                                         parents=searcher.snapshot.parents,
-                                        nested_aware=nested_aware)
+                                        nested_aware=nested_aware,
+                                        roomiest_first=roomiest_first)
             for anchor in result.anchors:
                 if anchor not in every:
                     found = list(combiner.for_anchor(anchor, every=True))
@@ -312,7 +315,8 @@ def test_server_order_equals_brute_force(backend, world, query, order):
     brute-force answer of that order; with dispersion, its part starting
     at the offset explain reports, which is at most the dispersion: every
     candidate is among the best limit + dispersion, the first among the
-    best dispersion + 1. Before 1.29 as well, without nested
+    best dispersion + 1. Each tree's candidates come roomiest choices
+    first, as a bounded request's. Before 1.29 as well, without nested
     candidates."""
     pairs, limit = query
     rank_by, most, seed, version = order
@@ -332,7 +336,7 @@ def test_server_order_equals_brute_force(backend, world, query, order):
         try:
             every = [(a, m) for _key, a, m in _oracle(
                 env, world, ids, pairs + [('rank_by', rank_by)], None,
-                nested_aware)]
+                nested_aware, roomiest_first=nested_aware)]
         except errors.BadRequest:
             return
         request = dataclasses.replace(engine.parse_query(

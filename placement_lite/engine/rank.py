@@ -113,7 +113,8 @@ class _Choice:
     """The search of one choice of alternatives: its result, combiner and
     what its bounds need."""
 
-    def __init__(self, alternative, searcher, result, tally, nested_aware):
+    def __init__(self, alternative, searcher, result, tally, nested_aware,
+                 roomiest_first):
         self.alternative = alternative
         self.searcher = searcher
         self.result = result
@@ -123,7 +124,7 @@ class _Choice:
             self.combiner = combine.Combiner(
                 result, alternative.request,
                 parents=searcher.snapshot.parents, nested_aware=nested_aware,
-                tally=tally)
+                tally=tally, roomiest_first=roomiest_first)
             self.anchors = frozenset(result.anchors)
 
     def missing_group(self, anchor):
@@ -144,7 +145,11 @@ def ranked(conn, request, bound, tally, nested_aware=True,
     ``nested_aware``) a candidate takes each class from one provider.
     ``by_server``: the ranking is ``[placement]
     allocation_candidates_rank_by``'s, whose classes that do not exist
-    are left out rather than refused."""
+    are left out rather than refused, and a tree's candidates are
+    generated roomiest choices first, as a bounded unranked request's
+    are (api-ref/allocation_candidates.md): the first candidate of the
+    host a scheduler picks takes from its roomiest providers."""
+    roomiest_first = by_server and nested_aware
     if by_server:
         request = dataclasses.replace(request, ranking=_known_classes_only(
             conn, request.ranking))
@@ -152,7 +157,8 @@ def ranked(conn, request, bound, tally, nested_aware=True,
     trait_ids = _checked_names(conn, rank_by)
     if bound is not None and not tally.active and _keyed_by_free_only(
             request):
-        walked = _in_tree_order(conn, request, bound, nested_aware)
+        walked = _in_tree_order(conn, request, bound, nested_aware,
+                                roomiest_first)
         if walked is not None:
             return walked
     choices = []
@@ -167,7 +173,7 @@ def ranked(conn, request, bound, tally, nested_aware=True,
         except search.NoCandidates:
             result = None
         choices.append(_Choice(alternative, searcher, result, tally,
-                               nested_aware))
+                               nested_aware, roomiest_first))
     served = [choice for choice in choices if choice.result is not None]
     if not served:
         raise search.NoCandidates()
@@ -200,7 +206,7 @@ FIRST_WINDOW_MARGIN = 1.25
 WINDOW_MIN = 64
 
 
-def _in_tree_order(conn, request, bound, nested_aware):
+def _in_tree_order(conn, request, bound, nested_aware, roomiest_first):
     """The Ranked candidates of a request keyed by its trees' free amounts
     only (_keyed_by_free_only), found without searching the whole cloud;
     None when some class of the key is held by a sharing provider (a
@@ -249,7 +255,8 @@ def _in_tree_order(conn, request, bound, nested_aware):
             continue
         roots.update(found.roots)
         combiner = combine.Combiner(found, request, parents=read.parents,
-                                    nested_aware=nested_aware)
+                                    nested_aware=nested_aware,
+                                    roomiest_first=roomiest_first)
         anchors = set(found.anchors)
         for anchor in batch:
             if anchor not in anchors:
