@@ -9,6 +9,7 @@ import ctypes.util
 from placement_lite import app
 from placement_lite import conf as config
 from placement_lite import requestlog
+from placement_lite import worker_death
 
 #: glibc's mallopt parameters.
 _M_TRIM_THRESHOLD = -1
@@ -34,5 +35,5 @@ _return_large_blocks_to_the_system()
 
 conf = config.load()
 requestlog.setup(conf)
-application = app.build_app(conf)
+application = worker_death.ResetIfTheWorkerDies(app.build_app(conf))
 app.tune_garbage_collector()

@@ -730,6 +730,15 @@ def _free_port():
         return sock.getsockname()[1]
 
 
+def postgres_lock_waits(engine):
+    """How many sessions of ``engine``'s PostgreSQL database wait for a
+    lock (a row another transaction holds)."""
+    with engine.connect() as conn:
+        return conn.execute(sa.text(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = "
+            "'Lock' AND datname = current_database()")).scalar()
+
+
 def wait_for(predicate, timeout=30.0, interval=0.1):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

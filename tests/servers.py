@@ -169,6 +169,19 @@ class Uwsgi:
         return set(re.findall(r'spawned uWSGI worker \d+ \(pid: (\d+)',
                               self.log_text()))
 
+    def workers_port(self):
+        """The port the workers take requests on: the socket uwsgi binds
+        for its router's requests (the router line), or :attr:`port`."""
+        if self.section != 'uwsgi':
+            return self.port
+        return int(re.search(
+            r'uwsgi socket 0 bound to TCP address 127\.0\.0\.1:(\d+)',
+            self.log_text()).group(1))
+
+    def workers_in_a_request(self):
+        """Pids of the workers holding a request's connection."""
+        return holding_connections(self.worker_pids(), self.workers_port())
+
     def answering_pids(self):
         """Pids of the workers that have answered a request."""
         return set(re.findall(r'^\[pid: (\d+)\|app: 0\|req:',
@@ -379,6 +392,39 @@ class DevServer:
 
     def stop(self):
         _terminate(self.process, self.workdir)
+
+
+def holding_connections(pids, port):
+    """Those of ``pids`` (alive or not) that hold an open TCP connection
+    accepted on ``port``: a server process in the middle of a request."""
+    accepted = set()
+    for table in ('/proc/net/tcp', '/proc/net/tcp6'):
+        with open(table) as rows:
+            next(rows)
+            for row in rows:
+                fields = row.split()
+                local_port = int(fields[1].rsplit(':', 1)[1], 16)
+                if local_port == port and fields[3] == _ESTABLISHED:
+                    accepted.add('socket:[%s]' % fields[9])
+    holding = set()
+    for pid in pids:
+        directory = '/proc/%s/fd' % pid
+        try:
+            descriptors = os.listdir(directory)
+        except FileNotFoundError:
+            continue
+        for descriptor in descriptors:
+            try:
+                target = os.readlink(os.path.join(directory, descriptor))
+            except FileNotFoundError:
+                continue
+            if target in accepted:
+                holding.add(str(pid))
+    return holding
+
+
+#: The state of an established connection in /proc/net/tcp.
+_ESTABLISHED = '01'
 
 
 def upstream_lines(text):

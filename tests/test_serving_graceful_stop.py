@@ -62,7 +62,7 @@ def test_sigterm_lets_the_request_in_hand_finish(line):
                 {'resource_provider_generation': 0,
                  'inventories': {'VCPU': {'total': 8}}})
             assert harness.wait_for(
-                lambda: _waiting_on_a_lock(engine), timeout=30)
+                lambda: harness.postgres_lock_waits(engine), timeout=30)
             stopped_at = time.monotonic()
             server.process.terminate()
             time.sleep(HELD)
@@ -85,10 +85,3 @@ def test_sigterm_lets_the_request_in_hand_finish(line):
     assert totals == [8]
     assert 'Traceback' not in server.log_text()
 
-
-def _waiting_on_a_lock(engine):
-    """Whether some session of the service waits for a row lock."""
-    with engine.connect() as conn:
-        return conn.execute(sa.text(
-            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = "
-            "'Lock' AND datname = current_database()")).scalar() > 0
