@@ -39,6 +39,8 @@ DEVICE_PROFILE_INVALID = 'placement_lite.device_profile.invalid'
 DEVICE_PROFILE_DUPLICATE_NAME = 'placement_lite.device_profile.duplicate_name'
 DEVICE_PROFILE_UNKNOWN = 'placement_lite.device_profile.unknown'
 DEVICE_PROFILE_SUFFIX_IN_USE = 'placement_lite.device_profile.suffix_in_use'
+#: A claim (1.43) whose candidates query finds nothing that fits.
+CLAIM_NOTHING_FITS = 'placement_lite.claim.nothing_fits'
 DEVICE_PROFILE_ALTERNATIVES_UNSUPPORTED = (
     'placement_lite.device_profile.alternatives_unsupported')
 

@@ -90,11 +90,15 @@ RANKED = Version(1, 42)
 #: Device profiles may declare alternatives among their groups, which
 #: expand into RANKED's ``alternatives``.
 PROFILE_ALTERNATIVES = RANKED
+#: Claims: POST /allocation_claims allocates the best candidate of a
+#: candidates query to one or several consumers in one transaction
+#: (domain/claims.py).
+CLAIMS = Version(1, 43)
 
 #: The newest microversion of openstack-placement 16.0.0.
 REFERENCE_MAXIMUM = ANY_TRAITS
 #: The newest with extensions.
-EXTENSION_MAXIMUM = RANKED
+EXTENSION_MAXIMUM = CLAIMS
 
 
 def versions(enable_extensions):

@@ -136,6 +136,9 @@ _API_RULES = [
      'POST', '/device_profiles', 'Create a device profile.'),
     ('placement_lite:device_profiles:delete', ADMIN_API,
      'DELETE', '/device_profiles', 'Delete device profiles.'),
+    ('placement_lite:allocation_claims:create', ADMIN_OR_SERVICE,
+     'POST', '/allocation_claims',
+     'Allocate the best allocation candidate to consumers.'),
 ]
 
 

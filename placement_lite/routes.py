@@ -6,6 +6,7 @@ Read top to bottom, this is the API: a path template and the handler class
 """
 
 from placement_lite.handlers import aggregates
+from placement_lite.handlers import allocation_claims
 from placement_lite.handlers import allocation_candidates
 from placement_lite.handlers import allocations
 from placement_lite.handlers import device_profiles
@@ -46,6 +47,7 @@ ROUTES = [
 EXTENSION_ROUTES = [
     ('/device_profiles', device_profiles.DeviceProfiles),
     ('/device_profiles/{uuid_or_name}', device_profiles.DeviceProfile),
+    ('/allocation_claims', allocation_claims.AllocationClaims),
 ]
 
 

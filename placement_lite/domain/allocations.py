@@ -151,8 +151,13 @@ def _claims(conn, requests, providers):
     for request in requests:
         if request.allocations:
             for provider_uuid, resources in request.allocations.items():
+                provider = providers.get(provider_uuid)
+                if provider is None:
+                    # Deleted since the caller found it: the write starts
+                    # again, and finds it missing.
+                    raise ProviderGenerationChanged([provider_uuid])
                 for resource_class, amount in resources.items():
-                    result.append(_Claim(request.uuid, providers[provider_uuid],
+                    result.append(_Claim(request.uuid, provider,
                                          resource_class, amount))
         else:
             result.extend(
@@ -215,8 +220,13 @@ def replace_allocations(conn, requests, states, wording):
         conn, consumer_uuids - holding)
 
 
+class CapacityExceeded(errors.Conflict):
+    """A claim does not fit its provider's inventory now (409): a claim
+    of the best candidate (domain.claims) tries the next one."""
+
+
 def _invalid(detail):
-    return errors.Conflict('Unable to allocate inventory: %s' % detail)
+    return CapacityExceeded('Unable to allocate inventory: %s' % detail)
 
 
 def _check_capacity(conn, claims, class_ids, touched, before):

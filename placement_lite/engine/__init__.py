@@ -392,6 +392,55 @@ def _legacy_summary_providers(combiner, chosen, truncated):
     return shown
 
 
+@dataclasses.dataclass
+class ClaimOrder:
+    """The candidates a claim tries (microversion 1.43, domain/claims.py)."""
+
+    #: Candidates, best first by the rank key.
+    found: Candidates
+    #: The index of the candidate the claim's walk starts at (dispersion).
+    start: int
+
+
+def claim_order(database, conf, request, bound):
+    """The best ``bound`` candidates of ``request`` for a claim, best
+    first, and where the claim's walk starts.
+
+    The key is the request's rank_by; without one, ``[placement]
+    allocation_candidates_rank_by``, else spread on every class the
+    request asks for, in the order asked (claim_rank_by). With ``[placement]
+    allocation_candidates_dispersion`` the walk starts at the offset the
+    request's shape has its turn at (engine.dispersion), as a ranked
+    answer would; the candidates before it are not left out but tried
+    last. With ``request.explain`` the answer carries the explanation."""
+    placement = conf.placement
+    own = request.ranking is not None and request.ranking.orders
+    if not own:
+        server_order = ranking.server_order(
+            placement.allocation_candidates_rank_by)
+        orders = (server_order or claim_rank_by(request)).orders
+        request = dataclasses.replace(request, ranking=dataclasses.replace(
+            request.ranking or ranking.Ranking(), orders=orders))
+    found = _ranked(database, request, bound, True, by_server=not own)
+    start = 0
+    if placement.allocation_candidates_dispersion and (
+            found.allocation_requests):
+        start = _Dispersion(placement).offset(
+            database.replica_engine, request) % len(
+                found.allocation_requests)
+    return ClaimOrder(found, start)
+
+
+def claim_rank_by(request):
+    """The Ranking a claim without a key of its own or the server's is
+    ranked by: spread on each class the request asks for, in the order
+    asked (the host keeping most of the first class free first)."""
+    classes = dict.fromkeys(name for group in request.groups.values()
+                            for name in group.resources)
+    return ranking.Ranking(tuple(ranking.Order(ranking.SPREAD, name)
+                                 for name in classes))
+
+
 class _Dispersion:
     """How far into the exact order a request's answer starts (see
     engine.dispersion)."""

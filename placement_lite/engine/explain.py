@@ -85,6 +85,30 @@ class Explanation:
     #: rank.RankExplanation of a ranked request (1.42), or None.
     ranking: typing.Optional[object] = None
 
+    def why_empty(self):
+        """Why an answer is empty, in words: the step that emptied each
+        group, else the tree step that emptied the trees (a claim's 409,
+        1.43)."""
+        reasons = ['%s: no %s left at %s' % (
+            'group %s' % group.suffix if group.suffix
+            else 'the unsuffixed group', group.emptied_by.unit[:-1],
+            _described(group.emptied_by))
+            for group in self.groups if group.emptied_by is not None]
+        if not reasons and self.trees_emptied_by is not None:
+            reasons.append('no tree left at %s'
+                           % _described(self.trees_emptied_by))
+        return reasons or ['no candidate']
+
+
+def _described(step):
+    """``step 'capacity' (VCPU, amount 4)``: a StepCount in words."""
+    numbers = [step.resource_class] if step.resource_class else []
+    numbers += ['%s %d' % (name, value) for name, value in (
+        ('amount', step.amount), ('largest', step.largest))
+        if value is not None]
+    return "step '%s'%s" % (step.step, ' (%s)' % ', '.join(numbers)
+                            if numbers else '')
+
 
 class Tally:
     """What the steps of one request's search kept."""

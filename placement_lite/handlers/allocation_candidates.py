@@ -21,12 +21,7 @@ class AllocationCandidates:
         responses.require_json_accept(req)
         req.placement.can('placement:allocation_candidates:list')
         version = microversion.of(req)
-        pairs = query.query_pairs(req)
-        query.validate(req, microversion.schema_for(version, schema.QUERY))
-        if version >= microversion.DEVICE_PROFILES:
-            pairs = device_profiles.expand_request(req.placement.db, pairs,
-                                                   version)
-        request = engine.parse_query(pairs, version)
+        request = candidate_request(req, schema.QUERY)
         found = engine.find_candidates(
             req.placement.db, req.placement.conf, request,
             nested_aware=version >= microversion.NESTED_AWARE_CANDIDATES)
@@ -35,6 +30,19 @@ class AllocationCandidates:
         req.env[metrics.EXPLANATION] = found.explanation
         responses.render_json_bytes(resp, render(found, request, version))
         dates.set_last_modified(req, resp, None)
+
+
+def candidate_request(req, query_schemas):
+    """The engine.CandidateRequest of the request's query string, checked
+    against ``query_schemas`` ((since version, schema) pairs), a device
+    profile expanded (1.40)."""
+    version = microversion.of(req)
+    pairs = query.query_pairs(req)
+    query.validate(req, microversion.schema_for(version, query_schemas))
+    if version >= microversion.DEVICE_PROFILES:
+        pairs = device_profiles.expand_request(req.placement.db, pairs,
+                                               version)
+    return engine.parse_query(pairs, version)
 
 
 def render(found, request, version):

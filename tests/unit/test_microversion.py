@@ -12,7 +12,7 @@ def test_reference_versions_are_1_0_to_1_39():
 
 def test_extensions_add_1_40_to_1_42():
     assert microversion.versions(enable_extensions=True)[-3:] == [
-        '1.40', '1.41', '1.42']
+        '1.40', '1.41', '1.42', '1.43']
 
 
 def test_version_is_a_comparable_tuple_written_as_text():
