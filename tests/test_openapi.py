@@ -9,10 +9,10 @@ import yaml
 
 from tests.openapi import document
 
-_SCHEMA_MODULES = ['aggregates', 'allocation_candidates', 'allocations',
-                   'device_profiles', 'inventories', 'provider_traits',
-                   'reshaper', 'resource_classes', 'resource_providers',
-                   'traits', 'usages']
+_SCHEMA_MODULES = ['aggregates', 'allocation_candidates', 'allocation_claims',
+                   'allocations', 'device_profiles', 'inventories',
+                   'provider_traits', 'reshaper', 'resource_classes',
+                   'resource_providers', 'traits', 'usages']
 
 
 def _committed():

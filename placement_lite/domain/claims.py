@@ -104,6 +104,12 @@ def claim(ctx, request, claims, trees=ANY):
     (placement_lite.claim.nothing_fits, with explain's reasons) or when
     every candidate of each search was taken concurrently
     (placement.concurrent_update)."""
+    if trees == DISTINCT and request.limit is not None and (
+            request.limit < len(claims)):
+        raise errors.BadRequest(
+            'limit=%d is fewer than the %d consumers of a claim with '
+            'trees=distinct.' % (request.limit, len(claims)),
+            code=errors.QUERYPARAM_BAD_VALUE)
     bound = candidates_tried(request, len(claims))
     refused = 0
     for _search in range(SEARCHES):

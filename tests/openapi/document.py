@@ -22,6 +22,7 @@ import yaml
 from placement_lite import microversion
 from placement_lite import querystring
 from placement_lite.schemas import aggregates
+from placement_lite.schemas import allocation_claims
 from placement_lite.schemas import allocation_candidates
 from placement_lite.schemas import allocations
 from placement_lite.schemas import common
@@ -269,6 +270,16 @@ def _response_schemas():
                      required=['allocation_requests',
                                'provider_summaries']))),
         'Explain': explain,
+        'AllocationClaims': _object({
+            'claims': _map(_object({
+                'allocations': _map(_object({'resources': _AMOUNTS}),
+                                    _UUID_KEY),
+                'mappings': _map(_array(_UUID)),
+                'consumer_generation': _INT}), _UUID_KEY),
+            'refused': dict(_INT, minimum=0, description=(
+                'Candidates tried and refused at commit (taken by '
+                'concurrent writers, or by the batch itself) before '
+                'those claimed.'))}),
         'DeviceProfile': profile,
         'DeviceProfileDocument': _object({
             'device_profile': _ref('schemas', 'DeviceProfile')}),
@@ -691,14 +702,13 @@ def _reshaper(b):
          body=s.versioned('Reshaper', reshaper.SCHEMAS))
 
 
-def _candidates(b):
-    s = b.schemas
-    s.used.add(id(allocation_candidates.QUERY))
-    by_version = {version: microversion.schema_for(
-        version, allocation_candidates.QUERY)
-        for version in [microversion.ALLOCATION_CANDIDATES,
-                        microversion.MULTIPLE_MEMBER_OF,
-                        microversion.EXTENSION_MAXIMUM]}
+def _candidate_parameters(s, query_schemas, versions):
+    """The query parameters of ``query_schemas`` ((since version, schema)
+    pairs: GET /allocation_candidates' or a claim's), every one any of
+    ``versions`` has, described."""
+    s.used.add(id(query_schemas))
+    by_version = {version: microversion.schema_for(version, query_schemas)
+                  for version in versions}
     named = {}
     for version, schema in sorted(by_version.items()):
         named.update(schema['properties'])
@@ -758,6 +768,14 @@ def _candidates(b):
                    'patternProperties': {
                        pattern.replace(')?$', ')$'): value
                        for pattern, value in granular.items()}}})
+    return params
+
+
+def _candidates(b):
+    params = _candidate_parameters(
+        b.schemas, allocation_candidates.QUERY,
+        [microversion.ALLOCATION_CANDIDATES, microversion.MULTIPLE_MEMBER_OF,
+         microversion.EXTENSION_MAXIMUM])
     b.op('get', '/allocation_candidates', 'candidates',
          'List allocation candidates',
          [('1.10', 'Added.'), ('1.12', 'Allocation requests as objects.'),
@@ -779,6 +797,24 @@ def _candidates(b):
                    '(placement_lite).')],
          {'200': _json('AllocationCandidates', headers=_LAST_MODIFIED)},
          query=params)
+
+
+def _claims(b):
+    b.op('post', '/allocation_claims', 'candidates',
+         'Claim the best allocation candidate for consumers',
+         [('1.43', 'Added (placement_lite).')],
+         {'200': _json('AllocationClaims', 'Claimed.')},
+         body=b.schemas.versioned('AllocationClaim',
+                                  allocation_claims.BODY),
+         query=_candidate_parameters(b.schemas, allocation_claims.QUERY,
+                                     [microversion.CLAIMS]),
+         description=(
+             'The query is that of GET /allocation_candidates but for '
+             'explain. The best candidate by the rank key is allocated to '
+             'each consumer, all or none, in one transaction; a candidate '
+             'lost to a concurrent writer is followed by the next best. '
+             '409 placement_lite.claim.nothing_fits when nothing fits '
+             '(api-ref/extensions.md).'))
 
 
 def _device_profiles(b):
@@ -863,7 +899,7 @@ def build():
     """The document, as a dict."""
     b = Builder()
     for part in (_providers, _inventories, _classes, _traits, _aggregates,
-                 _allocations, _usages, _reshaper, _candidates,
+                 _allocations, _usages, _reshaper, _candidates, _claims,
                  _device_profiles):
         part(b)
     schemas = _response_schemas()

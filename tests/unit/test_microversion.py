@@ -10,8 +10,8 @@ def test_reference_versions_are_1_0_to_1_39():
     assert len(versions) == 40
 
 
-def test_extensions_add_1_40_to_1_42():
-    assert microversion.versions(enable_extensions=True)[-3:] == [
+def test_extensions_add_1_40_to_1_43():
+    assert microversion.versions(enable_extensions=True)[-4:] == [
         '1.40', '1.41', '1.42', '1.43']
 
 
