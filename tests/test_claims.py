@@ -1,0 +1,263 @@
+"""Claims (1.43, domain/claims.py) against the brute-force oracle of
+ranked candidates (tests/test_ranked_candidates.py), on random worlds, on
+each database: a claim alone takes the candidate the oracle ranks first;
+concurrent claims never over-commit, write exactly what they answered,
+and answer "nothing fits" only when nothing does; a batch with
+trees=distinct is all or nothing."""
+
+import collections
+import threading
+import urllib.parse
+import uuid
+
+import pytest
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
+
+from placement_lite import engine
+from placement_lite import errors
+from tests import candidate_worlds as worlds
+from tests import claims as claim_load
+from tests import harness
+from tests import test_ranked_candidates as ranked
+
+VERSION = '1.43'
+OWNER = {'project_id': 'project', 'user_id': 'user',
+         'consumer_generation': None, 'consumer_type': 'INSTANCE'}
+
+
+def claim(env, pairs, consumers, trees=None):
+    """(status, body) of POST /allocation_claims?``pairs`` for the
+    consumer uuids ``consumers``."""
+    body = {'consumers': {consumer: OWNER for consumer in consumers}}
+    if trees:
+        body['trees'] = trees
+    status, _headers, answer = env.request(
+        'POST', '/allocation_claims?' + urllib.parse.urlencode(pairs), body,
+        version=VERSION)
+    return status, answer
+
+
+def with_claim_key(pairs):
+    """``pairs`` ranked as a claim ranks them: their rank_by, else spread
+    on the classes they ask for (engine.claim_rank_by)."""
+    if any(name == 'rank_by' for name, _value in pairs):
+        return pairs
+    orders = engine.claim_rank_by(
+        engine.parse_query(pairs, ranked.RANKED)).orders
+    if not orders:
+        return pairs
+    return pairs + [('rank_by', ','.join(map(str, orders)))]
+
+
+def _by_name(allocations, names):
+    return {names[uuid]: resources['resources']
+            for uuid, resources in allocations.items()}
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow,
+                                 HealthCheck.data_too_large])
+@given(world=ranked.random_worlds(), query=ranked.ranked_queries())
+def test_a_quiet_claim_takes_the_oracle_s_first(backend, world, query):
+    pairs, _limit = query
+    env = harness.Environment(backend)
+    try:
+        ids = worlds.load_into_db(env.db, world)
+        names = {worlds.uuid_of(name): name for name in ids}
+        try:
+            expected = ranked._oracle(env, world, ids, with_claim_key(pairs),
+                                      1)
+        except errors.BadRequest:
+            return
+        status, answer = claim(env, pairs, [str(uuid.uuid4())])
+        if not expected:
+            assert status == 409, answer
+            assert answer['errors'][0]['code'] == errors.CLAIM_NOTHING_FITS
+            return
+        assert status == 200, answer
+        (claimed,) = answer['claims'].values()
+        _key, allocations, mappings = expected[0]
+        assert _by_name(claimed['allocations'], names) == allocations
+        assert {suffix: sorted(names[uuid] for uuid in uuids)
+                for suffix, uuids in claimed['mappings'].items()} == mappings
+        assert answer['refused'] == 0
+    finally:
+        env.close()
+
+
+def _capacities(world):
+    """{(provider name, class): capacity} of the world."""
+    return {(p['name'], rc): ranked._capacity(inventory)
+            for p in world for rc, inventory in p['inventories'].items()}
+
+
+def _used(world, acknowledged, names):
+    """{(provider name, class): used} after the acknowledged claims."""
+    used = collections.Counter({(p['name'], rc): amount for p in world
+                                for rc, amount in p['used'].items()})
+    for allocations in acknowledged.values():
+        for provider, given in allocations.items():
+            for rc, amount in given['resources'].items():
+                used[names[provider], rc] += amount
+    return used
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow,
+                                 HealthCheck.data_too_large])
+@given(world=ranked.random_worlds(), query=ranked.ranked_queries(),
+       clients=st.integers(2, 4), batch=st.integers(1, 2))
+def test_concurrent_claims_never_overcommit(backend, world, query, clients,
+                                            batch):
+    """Clients claim together until nothing fits: the database holds
+    exactly the claims answered 200, within every capacity, and a claim
+    answered "nothing fits" is one for which the oracle, after all the
+    claims (which only add usage), finds no candidate."""
+    pairs, _limit = query
+    pairs = [pair for pair in pairs if pair[0] != 'limit']
+    env = harness.Environment(backend)
+    try:
+        ids = worlds.load_into_db(env.db, world)
+        names = {worlds.uuid_of(name): name for name in ids}
+        try:
+            engine.parse_query(pairs, ranked.RANKED)
+            ranked._oracle(env, world, ids, with_claim_key(pairs), 1)
+        except errors.BadRequest:
+            return
+        before = claim_load.allocations_in_database(env.db)
+        acknowledged = {}
+        statuses = collections.Counter()
+        nothing_fits = []
+        lock = threading.Lock()
+
+        def client():
+            for _round in range(6):
+                consumers = [str(uuid.uuid4()) for _ in range(batch)]
+                status, answer = claim(env, pairs, consumers)
+                with lock:
+                    statuses[status] += 1
+                    if status == 200:
+                        acknowledged.update(
+                            (consumer, given['allocations'])
+                            for consumer, given in answer['claims'].items())
+                    else:
+                        assert status == 409, answer
+                        code = answer['errors'][0]['code']
+                        assert code == errors.CLAIM_NOTHING_FITS, answer
+                        nothing_fits.append(consumers)
+                if status != 200:
+                    return
+
+        threads = [threading.Thread(target=client) for _ in range(clients)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert not any(thread.is_alive() for thread in threads)
+        held = claim_load.allocations_in_database(env.db)
+        assert {consumer: allocations for consumer, allocations
+                in held.items() if consumer not in before} == {
+            consumer: {provider: given['resources'] for provider, given
+                       in allocations.items()}
+            for consumer, allocations in acknowledged.items()}
+        capacities = _capacities(world)
+        for key, used in _used(world, acknowledged, names).items():
+            assert used <= capacities[key], key
+        if nothing_fits and batch == 1:
+            assert ranked._oracle(env, world, ids, with_claim_key(pairs),
+                                  1) == []
+    finally:
+        env.close()
+
+
+def _hosts(count):
+    return [{'name': 'h%03d' % h, 'inventories': {'VCPU': 4, 'MEMORY_MB':
+                                                    4096 + 64 * h}}
+            for h in range(count)]
+
+
+@pytest.mark.parametrize('hosts, status', [(100, 200), (99, 409)])
+def test_a_batch_of_100_on_distinct_hosts(hosts, status):
+    """100 consumers with trees=distinct: on 100 hosts each gets a host of
+    its own; on 99 the 100th cannot, and nothing is written."""
+    env = harness.Environment('sqlite')
+    try:
+        worlds.load_into_db(env.db, _hosts(hosts))
+        consumers = [str(uuid.uuid4()) for _ in range(100)]
+        answered, answer = claim(
+            env, [('resources', 'VCPU:1,MEMORY_MB:512')], consumers,
+            trees='distinct')
+        assert answered == status, answer
+        held = claim_load.allocations_in_database(env.db)
+        if status == 409:
+            assert answer['errors'][0]['code'] == errors.CLAIM_NOTHING_FITS
+            assert held == {}
+            return
+        assert list(answer['claims']) == consumers
+        hosts_taken = [list(held[consumer]) for consumer in consumers]
+        assert all(len(taken) == 1 for taken in hosts_taken)
+        assert len({taken[0] for taken in hosts_taken}) == 100
+    finally:
+        env.close()
+
+
+def test_a_claim_walks_on_when_its_best_is_taken(monkeypatch):
+    """A candidate lost between the search and the write (here taken just
+    before the claim's transaction) is refused at commit, and the next
+    best is claimed in the same request."""
+    env = harness.Environment('sqlite')
+    try:
+        worlds.load_into_db(env.db, _hosts(3))
+        best = worlds.uuid_of('h002')
+        real = engine.claim_order
+
+        def taken_meanwhile(*args, **kwargs):
+            order = real(*args, **kwargs)
+            status, _headers, body = env.request(
+                'PUT', '/allocations/%s' % uuid.uuid4(), {
+                    'allocations': {best: {'resources': {'VCPU': 4}}},
+                    'project_id': 'p', 'user_id': 'u',
+                    'consumer_generation': None}, version='1.28')
+            assert status == 204, body
+            return order
+
+        monkeypatch.setattr(engine, 'claim_order', taken_meanwhile)
+        status, answer = claim(env, [('resources', 'VCPU:1'),
+                                     ('rank_by', 'spread:MEMORY_MB')],
+                               [str(uuid.uuid4())])
+        assert status == 200, answer
+        assert answer['refused'] == 1
+        (claimed,) = answer['claims'].values()
+        assert list(claimed['allocations']) == [worlds.uuid_of('h001')]
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize('dispersion, hosts_taken', [(0, 1), (4, 4)])
+def test_dispersed_claims_start_at_different_trees(dispersion, hosts_taken):
+    """Packing claims of one shape all take the fullest host; with
+    allocation_candidates_dispersion their walks start at the offsets the
+    shape takes in turn, each at another of the best five."""
+    env = harness.Environment('sqlite', **{
+        'placement.allocation_candidates_dispersion': dispersion,
+        'placement.allocation_candidates_dispersion_seed': 7})
+    try:
+        worlds.load_into_db(env.db, [
+            {'name': 'h%03d' % h, 'inventories': {'VCPU': 64},
+             'used': {'VCPU': h}} for h in range(8)])
+        taken = set()
+        for _claim in range(4):
+            status, answer = claim(env, [('resources', 'VCPU:1'),
+                                         ('rank_by', 'pack:VCPU')],
+                                   [str(uuid.uuid4())])
+            assert status == 200, answer
+            (claimed,) = answer['claims'].values()
+            taken.update(claimed['allocations'])
+        assert len(taken) == hosts_taken
+    finally:
+        env.close()
