@@ -1,14 +1,15 @@
 """The openstackclient plugin: ``openstack device profile ...``,
 ``openstack allocation candidate explain``, ``openstack allocation
-candidate rank`` and ``openstack placement capacity [fits]``.
+candidate rank``, ``openstack allocation candidate claim`` and
+``openstack placement capacity [fits]``.
 
 It talks to the same endpoint as osc-placement (the ``placement`` service
 in the catalog, or ``--os-endpoint``) and shares its
 ``--os-placement-api-version`` option. When no explicit version was asked
 for (osc-placement's default is ``1``, "negotiate"), each command makes its
 requests at the microversion it needs: 1.42 for device profiles (the first
-that shows their alternatives), 1.41 for explain, 1.42 for rank, 1.19 for
-capacity.
+that shows their alternatives), 1.41 for explain, 1.42 for rank, 1.43 for
+claim, 1.19 for capacity.
 """
 
 import importlib.util

@@ -29,7 +29,8 @@ def query(parsed_args):
     return pairs + [('explain', 'true')]
 
 
-def _allocations(request):
+def allocations_text(request):
+    """An allocation request's allocations as one line."""
     return '; '.join(
         '%s: %s' % (uuid, ', '.join('%s=%s' % item for item
                                     in given['resources'].items()))
@@ -51,7 +52,7 @@ def rows(body):
         yield (rank, key['tree'], ','.join(key['alternatives']),
                key['preferred'], key['round'],
                ', '.join('%s=%s' % item for item in key['free'].items()),
-               _allocations(request), _skipped(key['skipped']))
+               allocations_text(request), _skipped(key['skipped']))
 
 
 class RankAllocationCandidate(command.Lister):

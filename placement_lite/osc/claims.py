@@ -1,0 +1,101 @@
+"""``openstack allocation candidate claim``: allocate the best candidate
+of a candidates query to consumers in one request (microversion 1.43,
+api-ref/extensions.md)."""
+
+import urllib.parse
+
+from osc_lib.command import command
+
+from placement_lite import microversion
+from placement_lite.osc import allocation_candidates
+from placement_lite.osc import ranked_candidates
+
+MICROVERSION = str(microversion.CLAIMS)
+COLUMNS = ('Consumer', 'Allocations', 'Mappings', 'Generation')
+
+
+def query(parsed_args):
+    """The query pairs of the command's arguments."""
+    pairs = list(parsed_args.parameters)
+    if parsed_args.rank_by:
+        pairs.append(('rank_by', ','.join(parsed_args.rank_by)))
+    if parsed_args.limit is not None:
+        pairs.append(('limit', str(parsed_args.limit)))
+    return pairs
+
+
+def body(parsed_args):
+    """The request body: each consumer named, owned alike."""
+    owner = {'project_id': parsed_args.project, 'user_id': parsed_args.user,
+             'consumer_generation': parsed_args.consumer_generation,
+             'consumer_type': parsed_args.consumer_type}
+    claim = {'consumers': {consumer: owner
+                           for consumer in parsed_args.consumers}}
+    if parsed_args.distinct_trees:
+        claim['trees'] = 'distinct'
+    return claim
+
+
+def rows(answer):
+    """A row per consumer, in the answer's order."""
+    for consumer, claimed in answer['claims'].items():
+        yield (consumer, ranked_candidates.allocations_text(claimed),
+               '; '.join('%s: %s' % (suffix or '(unsuffixed)',
+                                     ', '.join(providers))
+                         for suffix, providers
+                         in claimed['mappings'].items()),
+               claimed['consumer_generation'])
+
+
+class ClaimAllocationCandidate(command.Lister):
+    """Allocate the best allocation candidate to consumers.
+
+    Requires ``--os-placement-api-version 1.43`` (the default).
+    """
+
+    def get_parser(self, prog_name):
+        parser = super().get_parser(prog_name)
+        parser.add_argument(
+            'parameters', metavar='<key=value>',
+            type=allocation_candidates.parameter, nargs='+',
+            help='A query parameter of GET /allocation_candidates, e.g. '
+                 'resources=VCPU:2,MEMORY_MB:1024, root_required=!TRAIT; '
+                 'repeat for several')
+        parser.add_argument(
+            '--consumer', metavar='<uuid>', dest='consumers',
+            action='append', required=True,
+            help='A consumer to claim for; repeat for a batch (all or '
+                 'none)')
+        parser.add_argument('--project', metavar='<project_id>',
+                            required=True, help="The consumers' project")
+        parser.add_argument('--user', metavar='<user_id>', required=True,
+                            help="The consumers' user")
+        parser.add_argument(
+            '--consumer-type', metavar='<type>', default='INSTANCE',
+            help="The consumers' type (default INSTANCE)")
+        parser.add_argument(
+            '--consumer-generation', metavar='<n>', type=int,
+            help='The generation of an existing consumer (none: a new '
+                 'consumer)')
+        parser.add_argument(
+            '--rank-by', metavar='<spread|pack>:<class>', action='append',
+            default=[],
+            help='Claim the best by the free capacity of a class after the '
+                 'candidate: spread (most free) or pack (least free); '
+                 'repeat to break ties (default: spread on the classes '
+                 'asked for, unless the server sets a key)')
+        parser.add_argument(
+            '--distinct-trees', action='store_true',
+            help='Each consumer of a batch in a tree (host) of its own')
+        parser.add_argument(
+            '--limit', metavar='<n>', type=int,
+            help='How many of the best candidates each search tries')
+        return parser
+
+    def take_action(self, parsed_args):
+        http = self.app.client_manager.placement_lite
+        answer = http.request(
+            'POST', '/allocation_claims?'
+            + urllib.parse.urlencode(query(parsed_args)), MICROVERSION,
+            json=body(parsed_args)).json()
+        return COLUMNS, list(rows(answer))
