@@ -170,8 +170,9 @@ class Scheduler:
 
 
 def _scheduler(port, kinds, next_instance, instances, deadline, start,
-               results):
-    scheduler = Scheduler(services.HttpClient(port, timeout=120), kinds)
+               results, scheduler_class):
+    scheduler = scheduler_class(services.HttpClient(port, timeout=120),
+                                kinds)
     records = []
     start.wait()
     while time.monotonic() < deadline:
@@ -262,11 +263,13 @@ def check(service):
     return over, usages == allocated, allocated
 
 
-def storm(service, kinds, schedulers, instances, seconds=None):
+def storm(service, kinds, schedulers, instances, seconds=None,
+          scheduler=Scheduler):
     """Run one storm against a started service; its results. With
     ``seconds``, no instance is begun after that many seconds (the slow
     service at the largest sizes): the rate is that of the instances
-    begun."""
+    begun. ``scheduler``: the class of the schedulers (Scheduler, nova's
+    loop; tests/bench/claiming.py's ClaimingScheduler claims instead)."""
     context = multiprocessing.get_context('fork')
     next_instance = context.Value('i', 0)
     start = context.Event()
@@ -274,7 +277,7 @@ def storm(service, kinds, schedulers, instances, seconds=None):
     deadline = time.monotonic() + (seconds or float('inf'))
     workers = [context.Process(target=_scheduler, args=(
         service.port, kinds, next_instance, instances, deadline, start,
-        results))
+        results, scheduler))
         for _ in range(schedulers)]
     for worker in workers:
         worker.start()
