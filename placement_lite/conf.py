@@ -142,7 +142,10 @@ placement_opts = [
              'cloud, not the first ones found; randomize_allocation_'
              'candidates and allocation_candidates_generation_strategy no '
              'longer apply to it. A class that does not exist is left out. '
-             'Unset (the default): the reference\'s order.'),
+             'Claims (POST /allocation_claims, 1.43) without a rank_by of '
+             'their own take the best candidate by it too. '
+             'Unset (the default): the reference\'s order (claims: spread '
+             'on the classes they ask for).'),
     cfg.IntOpt(
         'allocation_candidates_dispersion', default=0, min=0,
         help='placement_lite: with allocation_candidates_rank_by, a '
@@ -151,8 +154,10 @@ placement_opts = [
              'shape (in turn, from a point picked at random per process), '
              'so that schedulers asking the same together weigh different '
              'hosts best. Each answer starts at one of the best N+1 '
-             'candidates of the cloud and holds the next ones in order. 0: '
-             'the exact order.'),
+             'candidates of the cloud and holds the next ones in order. '
+             'A claim (POST /allocation_claims, 1.43), however ranked, '
+             'starts its walk of the best candidates at that offset, and '
+             'tries those before it last. 0: the exact order.'),
     cfg.IntOpt(
         'allocation_candidates_dispersion_seed', min=0,
         help='placement_lite: start the numbers of '
