@@ -1,6 +1,7 @@
 """The claiming scheduler of the boot storm (tests/bench/claiming.py),
 in-process on a tiny benchmark cloud."""
 
+import collections
 import json
 
 from tests.bench import claiming
@@ -41,7 +42,10 @@ def test_a_claiming_scheduler_places_with_one_request(environment):
     record = scheduler.place(second)
     assert (record['placed'], record['conflicts'], len(record['claims'])) == (
         True, [], 1)
-    usages = environment.request('GET', '/usages?project_id=%s'
-                                 % bench_storm.PROJECT, version='1.36')[2]
-    assert usages['usages'] == {name: 2 * amount for name, amount
-                                in bench_storm.FLAVOR.items()}
+    for consumer in (first, second):
+        held = environment.request('GET', '/allocations/%s' % consumer,
+                                   version='1.36')[2]['allocations']
+        amounts = collections.Counter()
+        for given in held.values():
+            amounts.update(given['resources'])
+        assert amounts == bench_storm.FLAVOR

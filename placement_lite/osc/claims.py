@@ -7,21 +7,10 @@ import urllib.parse
 from osc_lib.command import command
 
 from placement_lite import microversion
-from placement_lite.osc import allocation_candidates
 from placement_lite.osc import ranked_candidates
 
 MICROVERSION = str(microversion.CLAIMS)
 COLUMNS = ('Consumer', 'Allocations', 'Mappings', 'Generation')
-
-
-def query(parsed_args):
-    """The query pairs of the command's arguments."""
-    pairs = list(parsed_args.parameters)
-    if parsed_args.rank_by:
-        pairs.append(('rank_by', ','.join(parsed_args.rank_by)))
-    if parsed_args.limit is not None:
-        pairs.append(('limit', str(parsed_args.limit)))
-    return pairs
 
 
 def body(parsed_args):
@@ -55,12 +44,13 @@ class ClaimAllocationCandidate(command.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument(
-            'parameters', metavar='<key=value>',
-            type=allocation_candidates.parameter, nargs='+',
-            help='A query parameter of GET /allocation_candidates, e.g. '
-                 'resources=VCPU:2,MEMORY_MB:1024, root_required=!TRAIT; '
-                 'repeat for several')
+        ranked_candidates.add_query_arguments(
+            parser, 'resources=VCPU:2,MEMORY_MB:1024, root_required=!TRAIT',
+            'Claim the best by the free capacity of a class after the '
+            'candidate: spread (most free) or pack (least free); repeat to '
+            'break ties (default: spread on the classes asked for, unless '
+            'the server sets a key)',
+            'How many of the best candidates each search tries')
         parser.add_argument(
             '--consumer', metavar='<uuid>', dest='consumers',
             action='append', required=True,
@@ -78,24 +68,15 @@ class ClaimAllocationCandidate(command.Lister):
             help='The generation of an existing consumer (none: a new '
                  'consumer)')
         parser.add_argument(
-            '--rank-by', metavar='<spread|pack>:<class>', action='append',
-            default=[],
-            help='Claim the best by the free capacity of a class after the '
-                 'candidate: spread (most free) or pack (least free); '
-                 'repeat to break ties (default: spread on the classes '
-                 'asked for, unless the server sets a key)')
-        parser.add_argument(
             '--distinct-trees', action='store_true',
             help='Each consumer of a batch in a tree (host) of its own')
-        parser.add_argument(
-            '--limit', metavar='<n>', type=int,
-            help='How many of the best candidates each search tries')
         return parser
 
     def take_action(self, parsed_args):
         http = self.app.client_manager.placement_lite
         answer = http.request(
             'POST', '/allocation_claims?'
-            + urllib.parse.urlencode(query(parsed_args)), MICROVERSION,
+            + urllib.parse.urlencode(
+                ranked_candidates.base_query(parsed_args)), MICROVERSION,
             json=body(parsed_args)).json()
         return COLUMNS, list(rows(answer))

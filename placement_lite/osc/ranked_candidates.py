@@ -15,18 +15,38 @@ COLUMNS = ('Rank', 'Tree', 'Alternatives', 'Preferred', 'Round', 'Free',
 
 def query(parsed_args):
     """The query pairs of the command's arguments."""
-    pairs = list(parsed_args.parameters)
-    if parsed_args.rank_by:
-        pairs.append(('rank_by', ','.join(parsed_args.rank_by)))
+    pairs = base_query(parsed_args)
     if parsed_args.preferred:
         pairs.append(('preferred', ','.join(parsed_args.preferred)))
     if parsed_args.root_preferred:
         pairs.append(('root_preferred',
                       ','.join(parsed_args.root_preferred)))
     pairs += [('alternatives', value) for value in parsed_args.alternatives]
+    return pairs + [('explain', 'true')]
+
+
+def base_query(parsed_args):
+    """The pairs of the arguments add_query_arguments adds."""
+    pairs = list(parsed_args.parameters)
+    if parsed_args.rank_by:
+        pairs.append(('rank_by', ','.join(parsed_args.rank_by)))
     if parsed_args.limit is not None:
         pairs.append(('limit', str(parsed_args.limit)))
-    return pairs + [('explain', 'true')]
+    return pairs
+
+
+def add_query_arguments(parser, examples, rank_by_help, limit_help):
+    """The arguments of a command sending a candidates query: its
+    parameters as KEY=VALUE, ``--rank-by`` and ``--limit``."""
+    parser.add_argument(
+        'parameters', metavar='<key=value>',
+        type=allocation_candidates.parameter, nargs='+',
+        help='A query parameter of GET /allocation_candidates, e.g. '
+             '%s; repeat for several' % examples)
+    parser.add_argument(
+        '--rank-by', metavar='<spread|pack>:<class>', action='append',
+        default=[], help=rank_by_help)
+    parser.add_argument('--limit', metavar='<n>', type=int, help=limit_help)
 
 
 def allocations_text(request):
@@ -63,18 +83,12 @@ class RankAllocationCandidate(command.Lister):
 
     def get_parser(self, prog_name):
         parser = super().get_parser(prog_name)
-        parser.add_argument(
-            'parameters', metavar='<key=value>',
-            type=allocation_candidates.parameter, nargs='+',
-            help='A query parameter of GET /allocation_candidates, e.g. '
-                 'resources=VCPU:2,MEMORY_MB:1024, preferred_GPU=CUSTOM_X, '
-                 'group_policy=none; repeat for several')
-        parser.add_argument(
-            '--rank-by', metavar='<spread|pack>:<class>', action='append',
-            default=[],
-            help='Order by the free capacity of a class after the '
-                 'candidate: spread (most free first) or pack (least '
-                 'free first); repeat to break ties')
+        add_query_arguments(
+            parser, 'resources=VCPU:2,MEMORY_MB:1024, '
+                    'preferred_GPU=CUSTOM_X, group_policy=none',
+            'Order by the free capacity of a class after the candidate: '
+            'spread (most free first) or pack (least free first); repeat '
+            'to break ties', 'The best n candidates')
         parser.add_argument(
             '--preferred', metavar='<trait>', action='append', default=[],
             help='A trait preferred on the unsuffixed group\'s providers; '
@@ -87,9 +101,6 @@ class RankAllocationCandidate(command.Lister):
             action='append', default=[],
             help='Suffixed groups that are alternatives of one group, '
                  'first preferred; repeat for several sets')
-        parser.add_argument(
-            '--limit', metavar='<n>', type=int,
-            help='The best n candidates')
         return parser
 
     def take_action(self, parsed_args):
