@@ -91,12 +91,6 @@ class _AllLost(Exception):
         self.refused = refused
 
 
-def candidates_tried(request, consumer_count):
-    """How many of the best candidates each search gives the claim: the
-    query's limit, or one per consumer and SPARE_CANDIDATES more."""
-    return request.limit or consumer_count + SPARE_CANDIDATES
-
-
 def claim(ctx, request, claims, trees=ANY):
     """Allocate the best candidates of ``request`` (a CandidateRequest) to
     the consumers of ``claims`` (consumers.ConsumerClaim, their
@@ -110,7 +104,8 @@ def claim(ctx, request, claims, trees=ANY):
             'limit=%d is fewer than the %d consumers of a claim with '
             'trees=distinct.' % (request.limit, len(claims)),
             code=errors.QUERYPARAM_BAD_VALUE)
-    bound = candidates_tried(request, len(claims))
+    # How many of the best candidates each search gives the claim.
+    bound = request.limit or len(claims) + SPARE_CANDIDATES
     refused = 0
     for _search in range(SEARCHES):
         order = engine.claim_order(ctx.db, ctx.conf, request, bound)
