@@ -117,11 +117,18 @@ VALID_BODIES = {
         'name': 'other-profile', 'description': 'd',
         'groups': [{'resources:VCPU': '1',
                     'trait:CUSTOM_HOSTILE': 'required'}]},
+    ('POST', '/allocation_claims'): {
+        'consumers': {CONSUMER: {
+            key: _ALLOCATION[key] for key in (
+                'project_id', 'user_id', 'consumer_generation',
+                'consumer_type')}},
+        'trees': 'distinct'},
 }
 
 #: A valid query of the routes that need one, which hostile pairs join.
 VALID_QUERIES = {
     '/allocation_candidates': 'resources=VCPU:1',
+    '/allocation_claims': 'resources=VCPU:1',
     '/resource_providers': 'resources=VCPU:1',
     '/usages': 'project_id=p',
 }
