@@ -359,7 +359,7 @@ def build_app(conf, db=None):
     building the application gives each of them empty pools.
     """
     # A bad rank key stops the service here, not each request.
-    engine.ranking.server_order(conf.placement.allocation_candidates_rank_by)
+    engine.rank_query.server_order(conf.placement.allocation_candidates_rank_by)
     db = db or db_api.from_conf(conf)
     db_api.retry_while_unavailable(db, conf.placement_database,
                                    lambda: _prepare_database(conf, db))

@@ -9,8 +9,8 @@ environ as a ``(major, minor)`` named tuple, which compares with the
 ``microversion.of(req) >= microversion.NESTED_PROVIDERS`` in a handler and
 ``version >= microversion.NESTED_PROVIDERS`` below the handlers, which are
 given the version, never the request; a handler refuses a route that does
-not exist yet with ``handlers.responses.require_version`` and picks a JSON schema
-with :func:`schema_for`.
+not exist yet with ``handlers.responses.require_version`` and picks a JSON
+schema with :func:`schema_for`.
 
 This module imports only the standard library, so that errors.py, which
 renders by microversion, and the openstackclient plugin, which must not
@@ -85,7 +85,8 @@ DEVICE_PROFILES = Version(1, 40)
 #: same_subtree with ``!`` suffixes.
 EXPLAIN = Version(1, 41)
 #: Ranked allocation candidates: rank_by, preferred traits, prioritized
-#: alternatives (engine/rank.py); device profiles declaring alternatives.
+#: alternatives (engine/ranked_search.py); device profiles declaring
+#: alternatives.
 RANKED = Version(1, 42)
 #: Device profiles may declare alternatives among their groups, which
 #: expand into RANKED's ``alternatives``.

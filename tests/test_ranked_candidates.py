@@ -1,4 +1,4 @@
-"""Ranked allocation candidates (1.42, engine/rank.py): the bounded,
+"""Ranked allocation candidates (1.42, engine/ranked_search.py): the bounded,
 best-first search gives exactly the brute-force answer (every candidate of
 every tree, sorted by the documented key, cut at ``limit``) on random
 worlds, on each database; the work is bounded; bad ranking parameters are
@@ -18,7 +18,7 @@ from placement_lite import errors
 from placement_lite.db import tree_order
 from placement_lite.engine import combine
 from placement_lite.engine import dispersion
-from placement_lite.engine import ranking
+from placement_lite.engine import rank_query
 from placement_lite.engine import search
 from tests import candidate_worlds as worlds
 from tests import harness
@@ -173,7 +173,7 @@ def _oracle(env, world, ids, pairs, limit, nested_aware=True,
                 _capacity(inventory) - p['used'].get(rc, 0))
     every = collections.defaultdict(list)
     with env.db.reader() as conn:
-        for alternative in ranking.alternative_requests(request):
+        for alternative in rank_query.alternative_requests(request):
             searcher = search.Searcher(conn, alternative.request)
             try:
                 result = searcher.search()
@@ -302,7 +302,7 @@ def _unranked(pairs):
     """``pairs`` without the ranking parameters."""
     return [(name, value) for name, value in pairs
             if name not in ('rank_by', 'root_preferred', 'alternatives')
-            and not ranking.PREFERRED.match(name)]
+            and not rank_query.PREFERRED.match(name)]
 
 
 @pytest.mark.slow
@@ -551,7 +551,7 @@ def test_alternatives_count_as_one_group_for_group_policy():
     request = _parse('resources_A=VCPU:1&resources_B=VCPU:2'
                      '&alternatives=_A,_B')
     assert [(a.rank, a.used, list(a.request.groups))
-            for a in ranking.alternative_requests(request)] == [
+            for a in rank_query.alternative_requests(request)] == [
         ((0,), ('_A',), ['_A']), ((1,), ('_B',), ['_B'])]
 
 
@@ -560,7 +560,7 @@ def test_alternatives_stand_for_each_other_in_constraints():
                      '&resources_B=CUSTOM_FPGA:1&resources_N=SRIOV_NET_VF:1'
                      '&alternatives=_A,_B&same_subtree=_A,_N'
                      '&group_policy=isolate:_B,_N')
-    second = ranking.alternative_requests(request)[1].request
+    second = rank_query.alternative_requests(request)[1].request
     assert list(second.groups) == ['', '_B', '_N']
     assert second.same_subtrees == [{'_B', '_N'}]
     assert second.isolated == frozenset({'_B', '_N'})

@@ -1,6 +1,6 @@
 """The trees of a whole-cloud read in the order of what they keep free of
 some resource classes: how a ranked request finds the best trees of the
-cloud without searching every one (engine/rank.py).
+cloud without searching every one (engine/ranked_search.py).
 
 For the classes of a rank key, a tree's *free* amount of each is the sum,
 over its providers having an inventory of the class, of capacity less

@@ -29,8 +29,8 @@ from placement_lite.db import snapshot
 from placement_lite.engine import combine
 from placement_lite.engine import dispersion
 from placement_lite.engine import explain
-from placement_lite.engine import rank
-from placement_lite.engine import ranking
+from placement_lite.engine import ranked_search
+from placement_lite.engine import rank_query
 from placement_lite.engine import search
 from placement_lite.engine.request import parse_query  # noqa: F401
 
@@ -91,7 +91,7 @@ def find_candidates(database, conf, request, nested_aware=True):
     shuffle = rng.shuffle if rng else None
     if request.ranking is not None:
         return _ranked(database, request, bound, nested_aware)
-    server_order = ranking.server_order(
+    server_order = rank_query.server_order(
         placement.allocation_candidates_rank_by)
     if server_order is not None and bound is not None:
         return _ranked(database, dataclasses.replace(
@@ -155,7 +155,7 @@ def warm_caches(database, rank_by=None):
                                  known.transactions_seen)
         summaries = read.read_whole_cloud()
         db.find_every_sharing_anchor(conn)
-        server_order = ranking.server_order(rank_by)
+        server_order = rank_query.server_order(rank_by)
         if server_order is not None:
             read.tree_order(server_order.free_terms(
                 {name: id_ for id_, name in known.class_names.items()}))
@@ -416,11 +416,11 @@ def claim_order(database, conf, request, bound):
     placement = conf.placement
     own = request.ranking is not None and request.ranking.orders
     if not own:
-        server_order = ranking.server_order(
+        server_order = rank_query.server_order(
             placement.allocation_candidates_rank_by)
         orders = (server_order or claim_rank_by(request)).orders
         request = dataclasses.replace(request, ranking=dataclasses.replace(
-            request.ranking or ranking.Ranking(), orders=orders))
+            request.ranking or rank_query.Ranking(), orders=orders))
     found = _ranked(database, request, bound, True, by_server=not own)
     start = 0
     if placement.allocation_candidates_dispersion and (
@@ -437,8 +437,8 @@ def claim_rank_by(request):
     asked (the host keeping most of the first class free first)."""
     classes = dict.fromkeys(name for group in request.groups.values()
                             for name in group.resources)
-    return ranking.Ranking(tuple(ranking.Order(ranking.SPREAD, name)
-                                 for name in classes))
+    return rank_query.Ranking(tuple(
+        rank_query.Order(rank_query.SPREAD, name) for name in classes))
 
 
 class _Dispersion:
@@ -458,8 +458,8 @@ def _ranked(database, request, bound, nested_aware, by_server=False,
             dispersed=None):
     """The Candidates of a ranked request (1.42, or ranked by
     ``[placement] allocation_candidates_rank_by``): the best ``bound`` by
-    the rank key (engine/rank.py), whatever the strategy and randomizing;
-    with ``dispersed`` (a _Dispersion), those after the offset it gives.
+    the rank key (engine/ranked_search.py), whatever the strategy and
+    randomizing; with ``dispersed`` (a _Dispersion), those after the offset it gives.
     ``by_server``: the ranking is the option's, whose classes that do not
     exist are left out (a request's own are refused).
     Before 1.29 (not ``nested_aware``) a candidate takes each class from
@@ -472,7 +472,7 @@ def _ranked(database, request, bound, nested_aware, by_server=False,
         offset = 0 if dispersed is None else dispersed.offset(conn.engine,
                                                               request)
         try:
-            ranked = rank.ranked(
+            ranked = ranked_search.ranked(
                 conn, request, None if bound is None else bound + offset,
                 tally, nested_aware, by_server)
         except search.NoCandidates:
@@ -492,6 +492,7 @@ def _ranked(database, request, bound, nested_aware, by_server=False,
     if tally.active:
         found = dataclasses.replace(found, explanation=dataclasses.replace(
             tally.report(),
-            ranking=ranked.explained if ranked else rank.RankExplanation(
-                rank.key_names(request.ranking), 0, [])))
+            ranking=ranked.explained if ranked
+            else ranked_search.RankExplanation(
+                ranked_search.key_names(request.ranking), 0, [])))
     return found

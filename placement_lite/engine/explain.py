@@ -82,7 +82,7 @@ class Explanation:
     walked: int
     #: The provider uuid of explain=<uuid>, or None.
     provider: typing.Optional[str]
-    #: rank.RankExplanation of a ranked request (1.42), or None.
+    #: ranked_search.RankExplanation of a ranked request (1.42), or None.
     ranking: typing.Optional[object] = None
 
     def why_empty(self):

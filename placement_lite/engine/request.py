@@ -21,7 +21,7 @@ from oslo_utils import uuidutils
 from placement_lite import errors
 from placement_lite import microversion
 from placement_lite import querystring
-from placement_lite.engine import ranking as ranking_query
+from placement_lite.engine import rank_query
 from placement_lite.schemas import common
 
 @dataclasses.dataclass
@@ -75,7 +75,7 @@ class CandidateRequest:
     #: explain (1.41): None, True, or the uuid of the provider whose tree
     #: to explain.
     explain: object = None
-    #: ranking.Ranking (1.42), or None: candidates in the unranked order.
+    #: rank_query.Ranking (1.42), or None: candidates in the unranked order.
     ranking: object = None
 
     @property
@@ -98,7 +98,7 @@ def parse_query(pairs, version):
     _parse_request_wide(request, pairs, extended)
     request.groups = _parse_groups(pairs, version)
     if version >= microversion.RANKED:
-        request.ranking = ranking_query.parse(pairs, request.groups)
+        request.ranking = rank_query.parse(pairs, request.groups)
     if version >= microversion.SAME_SUBTREE:
         _check_resourceless_groups(request)
     else:

@@ -24,7 +24,7 @@ by the key, cut at ``limit``): tests/test_ranked_candidates.py checks it
 on random worlds.
 
 Alternatives: one search per choice of alternatives
-(ranking.alternative_requests). A tree uses the first choice under which
+(rank_query.alternative_requests). A tree uses the first choice under which
 it has a candidate; its bound is that of the first choice whose search
 offers the tree, and a tree walked without a candidate under a choice is
 put back with the bound of its next one.
@@ -42,7 +42,7 @@ from placement_lite.db import candidates as db
 from placement_lite.db import lookups
 from placement_lite.db import snapshot
 from placement_lite.engine import combine
-from placement_lite.engine import ranking
+from placement_lite.engine import rank_query
 from placement_lite.engine import search
 
 
@@ -139,7 +139,7 @@ class _Choice:
 
 def ranked(conn, request, bound, tally, nested_aware=True,
            by_server=False):
-    """The Ranked candidates of ``request`` (with a ranking.Ranking), at
+    """The Ranked candidates of ``request`` (with a rank_query.Ranking), at
     most ``bound`` (None: all of them); raises errors.BadRequest and
     search.NoCandidates as the search does. Before 1.29 (not
     ``nested_aware``) a candidate takes each class from one provider.
@@ -162,7 +162,7 @@ def ranked(conn, request, bound, tally, nested_aware=True,
         if walked is not None:
             return walked
     choices = []
-    for alternative in ranking.alternative_requests(request):
+    for alternative in rank_query.alternative_requests(request):
         searcher = search.Searcher(conn, alternative.request, tally)
         window = None
         if searcher.explained_root is not None:
@@ -507,7 +507,7 @@ class _Keys:
 
 def key_names(rank_by):
     """The names of the terms of the rank key of ``rank_by`` (a
-    ranking.Ranking), in order."""
+    rank_query.Ranking), in order."""
     return (['alternatives', 'preferred', 'round']
             + [str(order) for order in rank_by.orders] + ['tree', 'index'])
 
