@@ -126,7 +126,7 @@ def test_concurrent_claims_never_overcommit_nor_refuse_what_fits(backend):
     db.dispose()
     server = servers.Uwsgi(db.url, processes=PROCESSES)
     try:
-        providers = claims.create_providers(server.port, count=PROVIDERS)
+        claims.create_providers(server.port, count=PROVIDERS)
         deadline = time.monotonic() + RUN_TIMEOUT
         clients = [Claimer(server.port, seed, deadline)
                    for seed in range(CLIENTS)]

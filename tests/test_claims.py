@@ -100,8 +100,8 @@ def _used(world, acknowledged, names):
     used = collections.Counter({(p['name'], rc): amount for p in world
                                 for rc, amount in p['used'].items()})
     for allocations in acknowledged.values():
-        for provider, given in allocations.items():
-            for rc, amount in given['resources'].items():
+        for provider, taken in allocations.items():
+            for rc, amount in taken['resources'].items():
                 used[names[provider], rc] += amount
     return used
 
