@@ -149,15 +149,13 @@ placement_opts = [
     cfg.IntOpt(
         'allocation_candidates_dispersion', default=0, min=0,
         help='placement_lite: with allocation_candidates_rank_by, a '
-             'bounded answer may leave out up to this many of the best '
-             'candidates, a different number for each request of the same '
-             'shape (in turn, from a point picked at random per process), '
-             'so that schedulers asking the same together weigh different '
-             'hosts best. Each answer starts at one of the best N+1 '
-             'candidates of the cloud and holds the next ones in order. '
-             'A claim (POST /allocation_claims, 1.43), however ranked, '
-             'starts its walk of the best candidates at that offset, and '
-             'tries those before it last. 0: the exact order.'),
+             'bounded answer leaves out every candidate of its n best '
+             'trees, n from 0 to this number, a different n for each '
+             'request of the same shape (in turn, from a point picked at '
+             'random per process), so that schedulers asking the same '
+             'together weigh different hosts best: each answer starts with '
+             'the best candidate of one of the best N+1 trees. 0: the exact '
+             'order.'),
     cfg.IntOpt(
         'allocation_candidates_dispersion_seed', min=0,
         help='placement_lite: start the numbers of '

@@ -459,7 +459,8 @@ def _ranked(database, request, bound, nested_aware, by_server=False,
     """The Candidates of a ranked request (1.42, or ranked by
     ``[placement] allocation_candidates_rank_by``): the best ``bound`` by
     the rank key (engine/ranked_search.py), whatever the strategy and
-    randomizing; with ``dispersed`` (a _Dispersion), those after the offset it gives.
+    randomizing; with ``dispersed`` (a _Dispersion), without the best
+    trees, as many as the offset it gives (ranked_search.ranked).
     ``by_server``: the ranking is the option's, whose classes that do not
     exist are left out (a request's own are refused).
     Before 1.29 (not ``nested_aware``) a candidate takes each class from
@@ -469,17 +470,14 @@ def _ranked(database, request, bound, nested_aware, by_server=False,
     found = EMPTY
     ranked = None
     with database.replica_reader() as conn:
-        offset = 0 if dispersed is None else dispersed.offset(conn.engine,
-                                                              request)
+        best_trees_left_out = 0 if dispersed is None else dispersed.offset(
+            conn.engine, request)
         try:
             ranked = ranked_search.ranked(
-                conn, request, None if bound is None else bound + offset,
-                tally, nested_aware, by_server)
+                conn, request, bound, tally, nested_aware, by_server,
+                best_trees_left_out)
         except search.NoCandidates:
             pass
-        if ranked is not None and dispersed is not None:
-            ranked.skip(offset % len(ranked.chosen) if ranked.chosen else 0,
-                        bound)
         if ranked is not None and ranked.chosen:
             if bound is not None:
                 tally.returned({c.anchor for c in ranked.chosen})

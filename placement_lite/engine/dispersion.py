@@ -4,9 +4,10 @@ near-best answers (``[placement] allocation_candidates_dispersion``).
 nova's scheduler weighs the candidates it gets and claims the best host.
 When every scheduler gets the best ``limit`` candidates of the cloud in
 the same order, they all claim the same host, and all but one are
-refused. With a dispersion of D, the answer to a ranked request starts at
-an offset into the exact order, 0 to D, and holds the next ``limit``
-candidates: each scheduler's best is another of the cloud's D + 1 best.
+refused. With a dispersion of D, the answer to a ranked request leaves
+out every candidate of its n best trees, n from 0 to D (its offset), and
+holds the next ``limit`` candidates: each scheduler's best is another of
+the cloud's D + 1 best hosts (engine.ranked_search).
 
 The offsets of the requests of one shape (the query but for ``limit``)
 follow each other in a process by a stride of about (D + 1) / phi, from a

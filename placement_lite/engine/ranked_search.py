@@ -60,15 +60,6 @@ class Ranked:
     #: With explain: a RankExplanation.
     explained: typing.Optional['RankExplanation'] = None
 
-    def skip(self, count, bound):
-        """Keep the ``bound`` candidates after the best ``count``
-        (dispersion)."""
-        self.chosen = self.chosen[count:count + bound]
-        if self.explained is not None:
-            self.explained.candidates = self.explained.candidates[
-                count:count + bound]
-            self.explained.offset = count
-
 
 @dataclasses.dataclass
 class KeyExplanation:
@@ -105,8 +96,6 @@ class RankExplanation:
     walked: int
     #: A KeyExplanation per returned candidate, in order.
     candidates: list
-    #: With dispersion: how many of the best candidates were left out.
-    offset: typing.Optional[int] = None
 
 
 class _Choice:
@@ -138,7 +127,7 @@ class _Choice:
 
 
 def ranked(conn, request, bound, tally, nested_aware=True,
-           by_server=False):
+           by_server=False, best_trees_left_out=0):
     """The Ranked candidates of ``request`` (with a rank_query.Ranking), at
     most ``bound`` (None: all of them); raises errors.BadRequest and
     search.NoCandidates as the search does. Before 1.29 (not
@@ -148,7 +137,11 @@ def ranked(conn, request, bound, tally, nested_aware=True,
     are left out rather than refused, and a tree's candidates are
     generated roomiest choices first, as a bounded unranked request's
     are (api-ref/allocation_candidates.md): the first candidate of the
-    host a scheduler picks takes from its roomiest providers."""
+    host a scheduler picks takes from its roomiest providers.
+    ``best_trees_left_out`` (dispersion): the answer leaves out every
+    candidate of that many of the best trees (see _in_tree_order); only a
+    request ranked by free amounts only (_keyed_by_free_only) leaves any
+    out."""
     roomiest_first = by_server and nested_aware
     if by_server:
         request = dataclasses.replace(request, ranking=_known_classes_only(
@@ -158,7 +151,7 @@ def ranked(conn, request, bound, tally, nested_aware=True,
     if bound is not None and not tally.active and _keyed_by_free_only(
             request):
         walked = _in_tree_order(conn, request, bound, nested_aware,
-                                roomiest_first)
+                                roomiest_first, best_trees_left_out)
         if walked is not None:
             return walked
     choices = []
@@ -206,7 +199,8 @@ FIRST_WINDOW_MARGIN = 1.25
 WINDOW_MIN = 64
 
 
-def _in_tree_order(conn, request, bound, nested_aware, roomiest_first):
+def _in_tree_order(conn, request, bound, nested_aware, roomiest_first,
+                   best_trees_left_out):
     """The Ranked candidates of a request keyed by its trees' free amounts
     only (_keyed_by_free_only), found without searching the whole cloud;
     None when some class of the key is held by a sharing provider (a
@@ -224,7 +218,12 @@ def _in_tree_order(conn, request, bound, nested_aware, roomiest_first):
     order, in windows (snapshot.Window.of_roots) searched as the unranked
     search does, until ``bound`` trees gave their first candidate; only
     when fewer can does the walk reach every tree. The answer is the
-    brute-force one."""
+    brute-force one.
+
+    With ``best_trees_left_out`` (n), every candidate of the first n trees
+    that can serve is left out of the answer (where fewer trees can serve,
+    n modulo their number): the answer's first candidate is then the best
+    of the (n + 1)th tree, wherever the rounds go."""
     searcher = search.Searcher(conn, request)
     read = searcher.snapshot
     orders = request.ranking.free_terms(searcher.names.class_ids)
@@ -237,19 +236,11 @@ def _in_tree_order(conn, request, bound, nested_aware, roomiest_first):
         for name, amount in group.resources.items():
             asked[searcher.names.class_ids.get(name)] += amount
     taken = [asked[rc_id] for rc_id, _sign in orders]
-    chosen = []
-    kept = set()
+    answer = _TreesInTurn(bound, best_trees_left_out)
     roots = {}
-    serving = []
     combiner = None
-
-    def keep(candidate, sharing_providers):
-        identity = _identity(candidate, sharing_providers)
-        if identity is None or identity not in kept:
-            kept.add(identity)
-            chosen.append(candidate)
-
-    for batch in _tree_batches(searcher, order, orders, taken, bound):
+    for batch in _tree_batches(searcher, order, orders, taken,
+                               bound + best_trees_left_out):
         found = searcher.search(snapshot.Window.of_roots(batch, kept=True))
         if found is None:
             continue
@@ -259,31 +250,72 @@ def _in_tree_order(conn, request, bound, nested_aware, roomiest_first):
                                     roomiest_first=roomiest_first)
         anchors = set(found.anchors)
         for anchor in batch:
-            if anchor not in anchors:
-                continue
-            candidates = combiner.for_anchor(anchor, every=True)
-            first = next(candidates, None)
-            if first is None:
-                continue
-            serving.append((candidates, found.sharing))
-            keep(first, found.sharing)
-            if len(chosen) == bound:
+            if anchor in anchors and answer.first_of_tree(
+                    combiner.for_anchor(anchor, every=True), found.sharing):
                 break
         else:
             continue
         break
-    for later in itertools.zip_longest(*(
-            ((candidate, sharing_providers) for candidate in candidates)
-            for candidates, sharing_providers in serving)):
-        if len(chosen) >= bound:
-            break
-        for candidate, sharing_providers in filter(None, later):
-            keep(candidate, sharing_providers)
-            if len(chosen) == bound:
-                break
+    else:
+        answer.every_tree_walked()
     if not searcher.all_groups_reached:
         searcher.check_unreached_names()
-    return Ranked(chosen, roots, read, combiner)
+    return Ranked(answer.chosen, roots, read, combiner)
+
+
+class _TreesInTurn:
+    """The answer of _in_tree_order: the first candidate of each tree that
+    can serve, trees in order, then the second of each, and so on; the
+    trees of the best ``left_out`` out; ``bound`` candidates at most."""
+
+    def __init__(self, bound, left_out):
+        self.bound = bound
+        self.left_out = left_out
+        self.chosen = []
+        #: (the tree's first candidate, its others lazily, the sharing
+        #: providers of its search), for each tree that can serve, in order.
+        self._trees = []
+        #: Requests made only of sharing providers already met.
+        self._met = set()
+
+    def first_of_tree(self, candidates, sharing):
+        """Take the first of a tree's ``candidates`` (an iterator), if it
+        has one; whether the answer holds ``bound`` candidates now."""
+        first = next(candidates, None)
+        if first is not None:
+            self._trees.append((first, candidates, sharing))
+            self._take(first, sharing, len(self._trees) <= self.left_out)
+        return len(self.chosen) == self.bound
+
+    def every_tree_walked(self):
+        """Every tree was walked: the best trees left out are counted
+        modulo those that can serve, and the later rounds taken."""
+        served = len(self._trees)
+        if served and served <= self.left_out:
+            self.left_out %= served
+            self.chosen.clear()
+            self._met.clear()
+            for index, (first, _others, sharing) in enumerate(self._trees):
+                self._take(first, sharing, index < self.left_out)
+        for later in itertools.zip_longest(*(
+                [(candidate, sharing, index) for candidate in others]
+                for index, (_first, others, sharing)
+                in enumerate(self._trees))):
+            for candidate, sharing, index in filter(None, later):
+                if len(self.chosen) == self.bound:
+                    return
+                self._take(candidate, sharing, index < self.left_out)
+
+    def _take(self, candidate, sharing, left_out):
+        if len(self.chosen) == self.bound:
+            return
+        identity = _identity(candidate, sharing)
+        if identity is not None:
+            if identity in self._met:
+                return
+            self._met.add(identity)
+        if not left_out:
+            self.chosen.append(candidate)
 
 
 def _tree_batches(searcher, order, orders, taken, bound):

@@ -87,7 +87,6 @@ def _ranking(ranked):
     return {
         'key': ranked.key,
         'walked': ranked.walked,
-        **({} if ranked.offset is None else {'offset': ranked.offset}),
         'candidates': [{
             'alternatives': list(key.alternatives),
             'preferred': key.preferred,
