@@ -20,17 +20,17 @@ workers, under the settings of a variant (``--variants``, VARIANTS):
 placement_lite's defaults, its rank key (the best hosts of the region
 first), that key with dispersion (``--dispersion``: each answer starts at
 another of the best N), the reference's defaults, and the reference
-randomizing its candidates. Reported: instances per second, time to place (p50, p99), the
-candidates requests' and the claims' times, 409s by reason (from their
-bodies: a generation conflict, or which class would exceed the capacity of
-which kind of provider), re-asks and failures, the CPU time of uwsgi (its
-master and workers) and of the database's PostgreSQL backends per placed
-instance (from /proc/<pid>/stat before and after), and where each claimed
-instance's VCPU went (the first NUMA node of its host or the second),
-refused claims per placed instance, and the spread achieved: the largest
-share of memory used on a host, against the ideal's (:func:`spread`).
-Afterwards it checks that no provider is over capacity and that the
-project's usages are the instances' allocations.
+randomizing its candidates. Reported: instances per second, time to place
+(p50, p99), the candidates requests' and the claims' times, 409s by reason
+(from their bodies: a generation conflict, or which class would exceed the
+capacity of which kind of provider), re-asks and failures, the CPU time of
+uwsgi (its master and workers) and of the database's PostgreSQL backends
+per placed instance (from /proc/<pid>/stat before and after), and where
+each claimed instance's VCPU went (the first NUMA node of its host or the
+second), refused claims per placed instance, and the spread achieved: the
+largest share of memory used on a host, against the ideal's
+(:func:`spread`). Afterwards it checks that no provider is over capacity
+and that the project's usages are the instances' allocations.
 """
 
 import argparse
@@ -457,7 +457,8 @@ def memory_of_hosts(conn):
                 'FROM inventories i '
                 'JOIN resource_classes rc ON rc.id = i.resource_class_id '
                 'JOIN resource_providers rp ON rp.id = i.resource_provider_id '
-                'JOIN resource_providers root ON root.id = rp.root_provider_id '
+                'JOIN resource_providers root '
+                'ON root.id = rp.root_provider_id '
                 'LEFT JOIN (SELECT resource_provider_id, resource_class_id, '
                 'sum(used) AS used FROM allocations GROUP BY 1, 2) u '
                 'ON u.resource_provider_id = i.resource_provider_id '
@@ -782,7 +783,10 @@ SPREAD = (
     "plus one instance's. A host that was fuller before the storm than "
     'the storm makes any (a busy host of the cloud) sets both figures; '
     '"fullest host chosen", the largest share of the hosts the storm '
-    "placed on, beside the ideal's, shows the storm's choices then.")
+    "placed on, beside the ideal's, shows the storm's choices then. "
+    'Schedulers claiming the same host are all accepted while it has room '
+    "(a host's own disk takes 11 of these instances): a collision is a 409 "
+    'only once the host is full, before that it shows in the spread.')
 
 
 def _variants_list():
