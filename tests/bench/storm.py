@@ -183,6 +183,11 @@ def provider_kinds(cloud):
     return kinds
 
 
+def _capacity(inventory):
+    return ((inventory['total'] - inventory['reserved'])
+            * inventory['allocation_ratio'])
+
+
 class Hosts:
     """The compute hosts of a cloud as the storm's query and nova's RAM
     weigher see them: where the flavor fits, and each host's memory
@@ -241,11 +246,9 @@ class Hosts:
         inventory = self.inventories.get((uuid, name))
         if inventory is None:
             return False
-        capacity = ((inventory['total'] - inventory['reserved'])
-                    * inventory['allocation_ratio'])
         return (inventory['min_unit'] <= amount <= inventory['max_unit']
                 and amount % inventory['step_size'] == 0
-                and self.used[uuid, name] + amount <= capacity)
+                and self.used[uuid, name] + amount <= _capacity(inventory))
 
     def allocation(self, root):
         """{provider uuid: {class: amount}} the flavor would take on host
@@ -279,8 +282,7 @@ class Hosts:
             inventory = self.inventories.get((uuid, 'MEMORY_MB'))
             if inventory is not None:
                 used += self.used[uuid, 'MEMORY_MB']
-                capacity += ((inventory['total'] - inventory['reserved'])
-                             * inventory['allocation_ratio'])
+                capacity += _capacity(inventory)
         return used, capacity
 
     def place(self, count):
