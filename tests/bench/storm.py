@@ -328,8 +328,8 @@ class Scheduler:
 
     def place(self, consumer):
         """The record of one instance: placed or not, seconds, the
-        candidates and claim times, the 409s' reasons, re-asks, the host it
-        went to and where its VCPU went."""
+        candidates and claim times, the 409s' reasons, re-asks, where its
+        VCPU went."""
         record = {'candidates': [], 'claims': [], 'conflicts': [],
                   'reasks': 0, 'placed': False, 'vcpu_on': None}
         started = time.perf_counter()
@@ -344,7 +344,7 @@ class Scheduler:
             if status != 200:
                 record['error'] = 'candidates: %d' % status
                 break
-            for host, request in weighed_hosts(json.loads(raw))[
+            for _host, request in weighed_hosts(json.loads(raw))[
                     :1 + ALTERNATES]:
                 answer = self._fetch(
                     record, 'claim', 'PUT', '/allocations/%s' % consumer, {
@@ -357,7 +357,6 @@ class Scheduler:
                 record['claims'].append(seconds)
                 if status == 204:
                     record['placed'] = True
-                    record['host'] = host
                     record['vcpu_on'] = next(
                         self.kinds.get(uuid) for uuid, held
                         in request['allocations'].items()
@@ -468,6 +467,20 @@ def memory_of_hosts(conn):
                 "WHERE rc.name = 'MEMORY_MB' GROUP BY root.uuid"))}
 
 
+def hosts_of(conn, project):
+    """The roots of the trees whose memory the consumers of ``project``
+    hold, read on ``conn``."""
+    return {root for root, in conn.execute(sa.text(
+        'SELECT DISTINCT root.uuid FROM allocations a '
+        'JOIN consumers c ON c.uuid = a.consumer_id '
+        'JOIN projects p ON p.id = c.project_id '
+        'JOIN resource_classes rc ON rc.id = a.resource_class_id '
+        'JOIN resource_providers rp ON rp.id = a.resource_provider_id '
+        'JOIN resource_providers root ON root.id = rp.root_provider_id '
+        "WHERE p.external_id = :project AND rc.name = 'MEMORY_MB'"),
+        {'project': project})}
+
+
 def spread(before, memory, chosen, placed):
     """The spread a storm achieved, and the ideal one: shares of a host's
     memory used (MEMORY_MB used over capacity, over its tree).
@@ -516,20 +529,21 @@ def spread(before, memory, chosen, placed):
 def check(service):
     """([provider, class, used, capacity] of each inventory over capacity,
     whether the project's usages equal its allocations, the allocations,
-    each host's memory (:func:`memory_of_hosts`)) after a storm, read from
-    the service's database."""
+    each host's memory (:func:`memory_of_hosts`), the hosts the storm
+    placed on) after a storm, read from the service's database."""
     engine = sa.create_engine(harness.postgres_server().url(service.database))
     try:
         with engine.connect() as conn:
             over = over_capacity(conn)
             allocated = allocated_to(conn, PROJECT)
             memory = memory_of_hosts(conn)
+            chosen = hosts_of(conn, PROJECT)
     finally:
         engine.dispose()
     status, raw, _seconds = services.HttpClient(service.port).fetch(
         'GET', '/usages?project_id=%s' % PROJECT, version=VERSION)
     usages = json.loads(raw)['usages'] if status == 200 else None
-    return over, usages == allocated, allocated, memory
+    return over, usages == allocated, allocated, memory, chosen
 
 
 def storm(service, kinds, fresh, schedulers, instances, seconds=None,
@@ -560,7 +574,7 @@ def storm(service, kinds, fresh, schedulers, instances, seconds=None,
     after = cpu_seconds(servers + backends(service.database))
     for worker in workers:
         worker.join()
-    over, usages_match, allocated, memory = check(service)
+    over, usages_match, allocated, memory, chosen = check(service)
     spent = {pid: seconds - before.get(pid, 0.0)
              for pid, seconds in after.items()}
     placed = [record for record in records if record['placed']]
@@ -585,8 +599,7 @@ def storm(service, kinds, fresh, schedulers, instances, seconds=None,
         'over_capacity': len(over), 'over': over,
         'usages_match': usages_match,
         'allocated': allocated,
-        'spread': spread(fresh, memory,
-                         {record['host'] for record in placed}, len(placed)),
+        'spread': spread(fresh, memory, chosen, len(placed)),
     }
 
 
