@@ -338,6 +338,137 @@ def test_a_conflict_is_told_by_its_body():
         'dev7': 1}
 
 
+def test_variants_name_the_settings_of_each_service():
+    found = bench_storm.variants(list(bench_storm.VARIANTS), [16, 256])
+    assert [(variant.name, variant.service) for variant in found] == [
+        ('lite', 'placement_lite'), ('lite-order', 'placement_lite'),
+        ('lite-dispersed-16', 'placement_lite'),
+        ('lite-dispersed-256', 'placement_lite'),
+        ('reference', 'reference'), ('reference-randomized', 'reference')]
+    assert found[0].config() == ''
+    assert found[3].config() == (
+        '[placement]\n'
+        'allocation_candidates_rank_by = spread:MEMORY_MB,VCPU\n'
+        'allocation_candidates_dispersion = 256\n')
+    assert found[5].config() == (
+        '[placement]\nrandomize_allocation_candidates = true\n')
+    assert [variant.name for variant in bench_storm.variants(
+        ['lite', 'reference', 'lite-dispersed'], only='reference')] == [
+            'reference']
+
+
+def _instances_on(hosts, roots):
+    """How many instances of the flavor's memory each of ``roots`` holds."""
+    return [hosts.memory(root)[0] // bench_storm.FLAVOR['MEMORY_MB']
+            for root in roots]
+
+
+def test_the_ideal_places_each_instance_on_the_host_with_most_free_memory():
+    cloud = bench_cloud.build(3, storage_group_size=1)
+    hosts = bench_storm.Hosts(cloud)
+    roots = [bench_cloud.make_uuid('cn%05d' % index) for index in range(3)]
+    # The wide trees have no memory: the three compute hosts, running 1, 2
+    # and 3 instances.
+    assert hosts.fitting() == roots
+    assert _instances_on(hosts, roots) == [1, 2, 3]
+    assert hosts.memory(roots[0]) == (8192, 2 * (196608 - 4096))
+    # cn00001's disk is the sharing provider's.
+    assert hosts.allocation(roots[1]) == {
+        bench_cloud.make_uuid('cn00001-numa0'): {'VCPU': 4,
+                                                 'MEMORY_MB': 8192},
+        bench_cloud.make_uuid('shared-storage001'): {'DISK_GB': 80}}
+    assert bench_storm.Hosts(
+        cloud, forbidden=('HW_CPU_X86_AVX2',)).fitting() == [roots[1]]
+
+    ideal = hosts.copy()
+    # Ties go to the first created host.
+    assert ideal.place(4) == {roots[0], roots[1]}
+    assert _instances_on(ideal, roots) == [4, 3, 3]
+    assert _instances_on(hosts, roots) == [1, 2, 3]
+    ideal = hosts.copy()
+    # cn00000's disk takes 11 more instances, cn00002's 10: then only
+    # the host on shared storage fits.
+    ideal.place(33)
+    assert _instances_on(ideal, roots) == [12, 14, 13]
+    ideal.place(3)
+    assert _instances_on(ideal, roots) == [12, 17, 13]
+
+
+def test_the_spread_achieved_is_told_against_the_ideal():
+    cloud = bench_cloud.build(3, storage_group_size=1)
+    fresh = bench_storm.Hosts(cloud)
+    roots = fresh.fitting()
+    memory = {root: fresh.memory(root) for root in roots}
+    # Both instances on the fullest host: 3 + 2 of 47.
+    memory[roots[2]] = (5 * 8192, memory[roots[2]][1])
+    found = bench_storm.spread(fresh, memory, {roots[2]}, 2)
+    assert found == {'hosts': 3, 'largest_share': 5 / 47,
+                     'ideal_share': 3 / 47, 'instance_share': 1 / 47,
+                     'chosen_share': 5 / 47, 'ideal_chosen_share': 3 / 47}
+    assert bench_storm.spread(fresh, memory, set(), 0)['chosen_share'] is None
+
+
+def test_each_host_s_memory_is_read_from_the_database(environment):
+    cloud = _written(environment)
+    fresh = bench_storm.Hosts(cloud)
+    with environment.db.engine.connect() as conn:
+        memory = bench_storm.memory_of_hosts(conn)
+    assert memory == {root: fresh.memory(root) for root in fresh.fitting()}
+
+
+def _storm_result(variant, placed, conflicts, spread=None):
+    result = {'service': variant.split('-')[0], 'schedulers': 32,
+              'instances': 200, 'placed': placed, 'failed': 200 - placed,
+              'per_second': 4.0, 'place_seconds': [0.5],
+              'candidates_seconds': [0.2], 'claim_seconds': [0.1],
+              'conflicts': conflicts, 'reasks': 3, 'server_cpu': 20.0,
+              'database_cpu': 4.0, 'over_capacity': 0, 'usages_match': True,
+              'vcpu_on': {'numa0': placed} if placed else {}}
+    if spread is not None:
+        result.update(variant=variant, spread=spread)
+    return result
+
+
+def test_the_storm_tables_show_each_variant_and_its_spread():
+    spread = {'hosts': 900, 'largest_share': 0.1064, 'ideal_share': 0.0851,
+              'instance_share': 0.0213, 'chosen_share': 0.1064,
+              'ideal_chosen_share': 0.0426}
+    report = {'hosts': 1000, 'providers': 7387, 'date': 'today',
+              'load': 1.0, 'load_after': 2.0, 'storms': [
+                  _storm_result('lite-dispersed-64', 200,
+                                {'capacity: DISK_GB on host': 50}, spread),
+                  _storm_result('lite-order', 160, {}, dict(
+                      spread, largest_share=0.1100, chosen_share=None)),
+                  # A report of before the variants.
+                  _storm_result('reference', 0, {})]}
+    assert bench_storm.table(report).splitlines()[2:] == [
+        '| lite-dispersed-64 | 32 | 200 / 200 | 4.00 | 500 ms | 500 ms '
+        '| 200 ms | 200 ms | 100 ms | 100 ms | 50 | 0.25 | 3 | 0 | 100 ms '
+        '| 20 ms | ok |',
+        '| lite-order | 32 | 160 / 200 | 4.00 | 500 ms | 500 ms | 200 ms '
+        '| 200 ms | 100 ms | 100 ms | 0 | 0.00 | 3 | 40 | 125 ms | 25 ms '
+        '| ok |',
+        '| reference | 32 | 0 / 200 | 4.00 | 500 ms | 500 ms | 200 ms '
+        '| 200 ms | 100 ms | 100 ms | 0 | - | 3 | 200 | 20000 ms '
+        '| 4000 ms | ok |']
+    assert bench_storm.spread_table(report).splitlines()[2:] == [
+        '| lite-dispersed-64 | 32 | 900 | 10.6% | 8.5% | 2.1% | yes '
+        '| 10.6% | 4.3% |',
+        '| lite-order | 32 | 900 | 11.0% | 8.5% | 2.1% | **no** | - '
+        '| 4.3% |']
+    assert bench_storm.reasons_table(report).splitlines()[2:] == [
+        '| lite-dispersed-64 | 32 | capacity: DISK_GB on host: 50 '
+        '| numa0: 200 |',
+        '| lite-order | 32 | - | numa0: 160 |',
+        '| reference | 32 | - |  |']
+    page = bench_storm.markdown([report])
+    assert '- `lite-dispersed`: lite-order and ' in page
+    assert bench_storm.spread_table(report) in page
+    report['storms'] = report['storms'][2:]
+    assert bench_storm.spread_table(report) == ''
+    assert '| largest memory share |' not in bench_storm.markdown([report])
+
+
 class _RefusingFirst(_InProcess):
     """Answers the first request of ``method`` with a 409 of ``body``."""
 
@@ -373,6 +504,10 @@ def test_a_scheduler_claims_the_best_host_then_an_alternate(environment):
                                  % bench_storm.PROJECT, version='1.36')[2]
     assert usages['usages'] == {name: 2 * amount for name, amount
                                 in bench_storm.FLAVOR.items()}
+    with environment.db.engine.connect() as conn:
+        chosen = bench_storm.hosts_of(conn, bench_storm.PROJECT)
+    assert len(chosen) in (1, 2) and chosen <= set(
+        bench_storm.Hosts(cloud).trees)
 
 
 def test_a_nova_compute_start_reads_and_writes_back_its_tree(environment):

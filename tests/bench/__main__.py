@@ -8,6 +8,8 @@ region restart.
     python -m tests.bench --only placement_lite --hosts 200
     python -m tests.bench --modes queries --hosts 1000 5000 20000 50000
     python -m tests.bench --modes storm --storm-hosts 1000 50000
+    python -m tests.bench --modes storm --storm-variants lite-order \\
+        lite-dispersed --storm-dispersion 16 64 256
 
 For each size it starts a throwaway PostgreSQL (one database per service),
 both services under uwsgi with the same settings, loads the same cloud into
@@ -76,6 +78,13 @@ def parse_args(argv):
     parser.add_argument('--storm-seconds', type=float,
                         help='begin no instance after this many seconds '
                              'of a storm')
+    parser.add_argument('--storm-variants', nargs='+',
+                        choices=bench_storm.VARIANTS,
+                        default=list(bench_storm.VARIANTS),
+                        help=bench_storm.VARIANTS_HELP)
+    parser.add_argument('--storm-dispersion', type=int, nargs='+',
+                        default=[bench_storm.DISPERSION],
+                        help=bench_storm.DISPERSION_HELP)
     parser.add_argument('--restart-hosts', type=int, nargs='+',
                         default=[5000])
     parser.add_argument('--restart-clients', type=int, default=64)
@@ -882,7 +891,10 @@ def main(argv=None):
                                             path))
     for hosts in args.storm_hosts if 'storm' in args.modes else []:
         bench_storm.run(hosts, args.storm_schedulers, args.storm_instances,
-                        names, venv, args.quick, args.storm_seconds, log)
+                        bench_storm.variants(args.storm_variants,
+                                             args.storm_dispersion,
+                                             args.only),
+                        venv, args.quick, args.storm_seconds, log)
     for hosts in args.restart_hosts if 'restart' in args.modes else []:
         bench_restart.run(hosts, args.restart_clients,
                           min(8, args.restart_clients),

@@ -117,6 +117,7 @@ def run(hosts, schedulers, instances, log=print):
     reports/claim-storm-<hosts>.json."""
     cloud = bench_cloud.build(hosts)
     kinds = storm.provider_kinds(cloud)
+    fresh = storm.Hosts(cloud)
     templates, build_seconds = services.cloud_templates(
         cloud, ['placement_lite'], None, 'claim', log)
     template = templates['placement_lite']
@@ -137,8 +138,8 @@ def run(hosts, schedulers, instances, log=print):
             try:
                 log('%s schedulers: %d placing %d instances on %d hosts'
                     % (name, count, instances, hosts))
-                result = storm.storm(service, kinds, count, instances,
-                                     scheduler=scheduler)
+                result = storm.storm(service, kinds, fresh, count,
+                                     instances, scheduler=scheduler)
             finally:
                 service.stop()
             result['service'] = 'placement_lite, %s' % name

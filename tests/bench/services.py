@@ -248,10 +248,13 @@ def _wait_until_gone(group, timeout=10.0):
         time.sleep(0.05)
 
 
-def placement_lite(port, database_url, workdir, **settings):
-    """placement_lite from this checkout, on its migrated database."""
+def placement_lite(port, database_url, workdir, extra_config='',
+                   **settings):
+    """placement_lite from this checkout, on its migrated database;
+    ``extra_config`` is appended to its placement.conf."""
     config = ('[api]\nauth_strategy = noauth2\n'
-              '[placement_database]\nconnection = %s\n' % database_url)
+              '[placement_database]\nconnection = %s\n%s' % (database_url,
+                                                              extra_config))
     return UwsgiService(
         'placement_lite', port, sys.prefix,
         os.path.join(os.path.dirname(sys.executable), 'uwsgi'),
@@ -316,16 +319,19 @@ def cloud_templates(cloud, names, venv, prefix, log=print):
     return {name: databases[name] for name in names}, seconds
 
 
-def start_on_copy(name, template, run, venv, processes=4):
+def start_on_copy(name, template, run, venv, processes=4, extra_config=''):
     """Service ``name`` started on a new database ``run``, a copy of
-    ``template`` (``service.database``: its name)."""
+    ``template`` (``service.database``: its name); ``extra_config`` is
+    appended to its placement.conf."""
     url = harness.postgres_server().create_database(run, template=template)
     workdir = os.path.join(BENCH_DIR, run)
     port = harness._free_port()
     if name == 'placement_lite':
-        service = placement_lite(port, url, workdir, processes=processes)
+        service = placement_lite(port, url, workdir, extra_config,
+                                 processes=processes)
     else:
-        service = reference(port, url, workdir, venv, processes=processes)
+        service = reference(port, url, workdir, venv, extra_config,
+                            processes=processes)
     service.database = run
     service.start()
     return service
