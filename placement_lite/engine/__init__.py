@@ -472,12 +472,17 @@ def _ranked(database, request, bound, nested_aware, by_server=False,
     with database.replica_reader() as conn:
         best_trees_left_out = 0 if dispersed is None else dispersed.offset(
             conn.engine, request)
+        shape = None if bound is None else _Shape(conn.engine, request)
+        counted = _Counted()
         try:
             ranked = ranked_search.ranked(
                 conn, request, bound, tally, nested_aware, by_server,
-                best_trees_left_out)
+                best_trees_left_out, shape and shape.first_window(
+                    bound + best_trees_left_out), counted)
         except search.NoCandidates:
             pass
+        if shape is not None:
+            shape.remember(counted)
         if ranked is not None and ranked.chosen:
             if bound is not None:
                 tally.returned({c.anchor for c in ranked.chosen})

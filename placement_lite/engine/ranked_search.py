@@ -127,7 +127,8 @@ class _Choice:
 
 
 def ranked(conn, request, bound, tally, nested_aware=True,
-           by_server=False, best_trees_left_out=0):
+           by_server=False, best_trees_left_out=0, first_window=None,
+           counted=None):
     """The Ranked candidates of ``request`` (with a rank_query.Ranking), at
     most ``bound`` (None: all of them); raises errors.BadRequest and
     search.NoCandidates as the search does. Before 1.29 (not
@@ -141,7 +142,10 @@ def ranked(conn, request, bound, tally, nested_aware=True,
     ``best_trees_left_out`` (dispersion): the answer leaves out every
     candidate of that many of the best trees (see _in_tree_order); only a
     request ranked by free amounts only (_keyed_by_free_only) leaves any
-    out."""
+    out. Such a request searches windows of trees, the first of
+    ``first_window`` trees (by default FIRST_WINDOW_MARGIN x what it
+    wants), and adds to ``counted`` (engine._Counted) the trees they held
+    and those that could serve."""
     roomiest_first = by_server and nested_aware
     if by_server:
         request = dataclasses.replace(request, ranking=_known_classes_only(
@@ -150,8 +154,11 @@ def ranked(conn, request, bound, tally, nested_aware=True,
     trait_ids = _checked_names(conn, rank_by)
     if bound is not None and not tally.active and _keyed_by_free_only(
             request):
-        walked = _in_tree_order(conn, request, bound, nested_aware,
-                                roomiest_first, best_trees_left_out)
+        walked = _in_tree_order(
+            conn, request, bound, nested_aware, roomiest_first,
+            best_trees_left_out, first_window or max(WINDOW_MIN, math.ceil(
+                (bound + best_trees_left_out) * FIRST_WINDOW_MARGIN)),
+            counted)
         if walked is not None:
             return walked
     choices = []
@@ -194,13 +201,15 @@ def _keyed_by_free_only(request):
 
 
 #: The first window of trees walked in tree order holds this many times
-#: the bound (at least WINDOW_MIN trees); each next one twice the last.
+#: the trees wanted (at least WINDOW_MIN trees), unless the last search of
+#: the request's shape says how many it takes (engine._Shape); each next
+#: one twice the last.
 FIRST_WINDOW_MARGIN = 1.25
 WINDOW_MIN = 64
 
 
 def _in_tree_order(conn, request, bound, nested_aware, roomiest_first,
-                   best_trees_left_out):
+                   best_trees_left_out, first_window, counted):
     """The Ranked candidates of a request keyed by its trees' free amounts
     only (_keyed_by_free_only), found without searching the whole cloud;
     None when some class of the key is held by a sharing provider (a
@@ -239,9 +248,11 @@ def _in_tree_order(conn, request, bound, nested_aware, roomiest_first,
     answer = _TreesInTurn(bound, best_trees_left_out)
     roots = {}
     combiner = None
-    for batch in _tree_batches(searcher, order, orders, taken,
-                               bound + best_trees_left_out):
+    for batch in _tree_batches(searcher, order, orders, taken, first_window):
         found = searcher.search(snapshot.Window.of_roots(batch, kept=True))
+        if counted is not None:
+            counted.trees += len(batch)
+            counted.anchors += len(found.anchors) if found else 0
         if found is None:
             continue
         roots.update(found.roots)
@@ -318,10 +329,9 @@ class _TreesInTurn:
             self.chosen.append(candidate)
 
 
-def _tree_batches(searcher, order, orders, taken, bound):
-    """Lists of root ids to walk in turn, in tree order: the
-    first of about FIRST_WINDOW_MARGIN x ``bound`` trees, each next one
-    twice as many. Only trees that could serve: allowed by root_required
+def _tree_batches(searcher, order, orders, taken, size):
+    """Lists of root ids to walk in turn, in tree order: the first of
+    ``size`` trees, each next one twice as many. Only trees that could serve: allowed by root_required
     and root_member_of, of the few that could serve when some class or
     trait asked for is held by few providers (Searcher.few_trees), and
     keeping at least what the request asks of the key's first class."""
@@ -333,7 +343,6 @@ def _tree_batches(searcher, order, orders, taken, bound):
         return (not need or sign * key[0] >= need) and (
             key[-1] not in excluded)
 
-    size = max(WINDOW_MIN, math.ceil(bound * FIRST_WINDOW_MARGIN))
     only = searcher.few_trees()
     if names.allowed_anchors is not None:
         only = names.allowed_anchors if only is None else (
