@@ -17,44 +17,42 @@ import threading
 from sortedcontainers import SortedList
 
 
-def free_of_tree(read, orders, root_id):
-    """(Free of each class of ``orders``, ...) in the tree ``root_id`` of
-    ``read`` (a cloud.CloudRead)."""
-    position = {rc_id: k for k, (rc_id, _sign) in enumerate(orders)}
-    free = [0] * len(orders)
+def free_of_tree(read, root_id):
+    """{rc id: (what the tree ``root_id`` of ``read`` (a cloud.CloudRead)
+    keeps free of the class, the most one of its providers keeps)} for
+    every class the tree holds."""
+    held = {}
     providers, used = read.providers, read.used
     for provider_id in read.trees()[1].get(root_id, ()):
         uses = used.get(provider_id)
         for rc_id, capacity, *_units in providers[provider_id][2].inventories:
-            k = position.get(rc_id)
-            if k is not None:
-                free[k] += capacity - (uses.get(rc_id, 0) if uses else 0)
-    return tuple(free)
+            kept = capacity - (uses.get(rc_id, 0) if uses else 0)
+            free, most = held.get(rc_id, (0, kept))
+            held[rc_id] = (free + kept, max(most, kept))
+    return held
 
 
 class TreeOrder:
     """Every tree of one read of the whole cloud, by key (see the
-    module's docstring) for ``orders``: ((rc id, sign), ...)."""
+    module's docstring) for ``orders``: ((rc id, sign), ...), and what
+    each tree keeps free of every class it holds."""
 
     def __init__(self, read, orders):
         self.orders = orders
-        roots = read.trees()[0]
-        totals = {root_id: [0] * len(orders) for root_id in roots}
-        for k, (rc_id, _sign) in enumerate(orders):
-            for capacity in read.capacities([rc_id])[rc_id].values():
-                totals[capacity.root_id][k] += capacity.capacity - (
-                    capacity.used)
+        #: {root id: free_of_tree}.
+        self._held = {root_id: free_of_tree(read, root_id)
+                      for root_id in read.trees()[0]}
         #: {root id: its key}.
-        self._keys = {root_id: self._key(free, root_id)
-                      for root_id, free in totals.items()}
+        self._keys = {root_id: self._key(held, root_id)
+                      for root_id, held in self._held.items()}
         self._sorted = SortedList(self._keys.values())
         # A patch (of a process's next read) may come while a request of
         # another thread walks this order.
         self._lock = threading.Lock()
 
-    def _key(self, free, root_id):
-        return (*(sign * amount for (_rc, sign), amount
-                  in zip(self.orders, free)), root_id)
+    def _key(self, held, root_id):
+        return (*(sign * held.get(rc_id, (0, 0))[0]
+                  for rc_id, sign in self.orders), root_id)
 
     def patched(self, read, root_ids):
         """This order, its trees ``root_ids`` moved to where ``read`` (the
@@ -63,11 +61,12 @@ class TreeOrder:
         with self._lock:
             for root_id in root_ids:
                 old = self._keys.pop(root_id, None)
+                self._held.pop(root_id, None)
                 if old is not None:
                     self._sorted.remove(old)
                 if root_id in roots:
-                    key = self._keys[root_id] = self._key(
-                        free_of_tree(read, self.orders, root_id), root_id)
+                    held = self._held[root_id] = free_of_tree(read, root_id)
+                    key = self._keys[root_id] = self._key(held, root_id)
                     self._sorted.add(key)
         return self
 
@@ -76,15 +75,39 @@ class TreeOrder:
         with self._lock:
             return self._keys.get(root_id)
 
-    def after(self, key, count, first=None):
-        """The next ``count`` (key, root id), in order, after ``key`` (None:
-        from the start, or from the first key at least ``first``, a prefix
-        of a key)."""
+    def holds(self, root_id, asked):
+        """Whether the tree ``root_id`` keeps free what ``asked`` ({rc id:
+        (amount in all, the most one group asks)}) needs: as much in all,
+        and the most a group asks on one provider."""
+        with self._lock:
+            return _holds(self._held[root_id], asked)
+
+    def after(self, key, count, asked, lowest=None, highest=None):
+        """(The next ``count`` (key, root id), in order, of the trees
+        keeping free what ``asked`` needs (see holds), after ``key`` (None:
+        from the start), of those whose key lies between ``lowest`` and
+        ``highest`` (None: no bound); the last key looked at, None when
+        there is no more)."""
+        found = []
+        last = None
         with self._lock:
             if key is None:
-                found = (self._sorted.irange(first) if first is not None
-                         else iter(self._sorted))
+                keys = self._sorted.irange(lowest, highest)
             else:
-                found = self._sorted.irange(key, inclusive=(False, True))
-            return [(key, key[-1]) for key, _count in zip(found,
-                                                           range(count))]
+                keys = self._sorted.irange(key, highest,
+                                           inclusive=(False, True))
+            held = self._held
+            for last in keys:
+                if _holds(held[last[-1]], asked):
+                    found.append((last, last[-1]))
+                    if len(found) == count:
+                        break
+        return found, last
+
+
+def _holds(held, asked):
+    for rc_id, (amount, of_one) in asked.items():
+        free, most = held.get(rc_id, (0, 0))
+        if free < amount or most < of_one:
+            return False
+    return True

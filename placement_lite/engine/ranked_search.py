@@ -240,15 +240,13 @@ def _in_tree_order(conn, request, bound, nested_aware, roomiest_first,
     if any(read.any_holder_among(rc_id, sharing) for rc_id, _sign in orders):
         return None
     order = read.tree_order(orders)
-    asked = collections.Counter()
-    for group in request.groups.values():
-        for name, amount in group.resources.items():
-            asked[searcher.names.class_ids.get(name)] += amount
-    taken = [asked[rc_id] for rc_id, _sign in orders]
+    asked = _asked_of_trees(request, searcher.names.class_ids,
+                            lambda rc_id: read.any_holder_among(rc_id,
+                                                                sharing))
     answer = _TreesInTurn(bound, best_trees_left_out)
     roots = {}
     combiner = None
-    for batch in _tree_batches(searcher, order, orders, taken, first_window):
+    for batch in _tree_batches(searcher, order, orders, asked, first_window):
         found = searcher.search(snapshot.Window.of_roots(batch, kept=True))
         if counted is not None:
             counted.trees += len(batch)
@@ -329,19 +327,35 @@ class _TreesInTurn:
             self.chosen.append(candidate)
 
 
-def _tree_batches(searcher, order, orders, taken, size):
+def _asked_of_trees(request, class_ids, shared):
+    """{rc id: (what ``request`` asks of the class in all, the most one
+    group asks)} for the classes it asks that no sharing provider holds
+    (``shared(rc id)`` tells): what a tree must keep free to serve it (one
+    provider gives a group all it asks of a class)."""
+    asked = {}
+    for group in request.groups.values():
+        for name, amount in group.resources.items():
+            rc_id = class_ids.get(name)
+            if rc_id is not None and not shared(rc_id):
+                total, of_one = asked.get(rc_id, (0, 0))
+                asked[rc_id] = (total + amount, max(of_one, amount))
+    return asked
+
+
+def _tree_batches(searcher, order, orders, asked, size):
     """Lists of root ids to walk in turn, in tree order: the first of
-    ``size`` trees, each next one twice as many. Only trees that could serve: allowed by root_required
-    and root_member_of, of the few that could serve when some class or
-    trait asked for is held by few providers (Searcher.few_trees), and
-    keeping at least what the request asks of the key's first class."""
+    ``size`` trees, each next one twice as many. Only trees that could
+    serve: allowed by root_required and root_member_of, of the few that
+    could serve when some class or trait asked for is held by few
+    providers (Searcher.few_trees), keeping free what ``asked``
+    (_asked_of_trees) needs."""
     names = searcher.names
-    sign, need = orders[0][1], taken[0]
+    first_class, sign = orders[0]
+    need = asked.get(first_class, (0, 0))[0]
     excluded = names.excluded_anchors
 
     def could_serve(key):
-        return (not need or sign * key[0] >= need) and (
-            key[-1] not in excluded)
+        return key[-1] not in excluded and order.holds(key[-1], asked)
 
     only = searcher.few_trees()
     if names.allowed_anchors is not None:
@@ -355,18 +369,18 @@ def _tree_batches(searcher, order, orders, taken, size):
             ordered = ordered[size:]
             size *= 2
         return
+    # Only keys keeping at least ``need`` of the first class: from the
+    # first (pack), or up to the last (spread).
+    lowest = (need,) if sign > 0 and need else None
+    highest = (-need, math.inf) if sign < 0 and need else None
     after = None
     while True:
-        found = order.after(after, size,
-                            first=(need,) if sign > 0 and need else None)
-        if not found:
-            return
-        after = found[-1][0]
-        batch = [root_id for key, root_id in found if could_serve(key)]
+        found, after = order.after(after, size, asked, lowest, highest)
+        batch = [root_id for _key, root_id in found
+                 if root_id not in excluded]
         if batch:
             yield batch
-        if need and sign * after[0] < need:
-            # Spread: the trees after keep less still.
+        if after is None or len(found) < size:
             return
         size *= 2
 
