@@ -16,10 +16,12 @@ Each compute host is a tree::
        +- cnNNNNN-pf3       SRIOV_NET_VF, CUSTOM_PHYSNET_NET1
        +- cnNNNNN-gpu       VGPU, CUSTOM_GPU_A100         (every 7th host)
 
-Hosts are in a rack aggregate and an availability-zone aggregate. Hosts are
-grouped in storage groups; every third group has no local disk and uses a
-sharing storage provider (MISC_SHARES_VIA_AGGREGATE) in the group's
-aggregate. 60% of the hosts run instances, as in a region in service: hosts
+Hosts are in a rack aggregate and an availability-zone aggregate; the first
+host of every ten (0, 10, 20, ...; at most 100 hosts) is also alone in an
+aggregate of its own, as nova's tenant isolation keeps a project's hosts.
+Hosts are grouped in storage groups; every third group has no local disk
+and uses a sharing storage provider (MISC_SHARES_VIA_AGGREGATE) in the
+group's aggregate. 60% of the hosts run instances, as in a region in service: hosts
 0-4 of every ten run 1 to 4, every tenth host is full.
 
 Two wide trees, on which candidate generation that enumerates every
@@ -46,6 +48,10 @@ PFS_PER_NUMA = 2
 VFS_PER_PF = 16
 WIDE_CHILDREN = 8
 WIDE_VF_HOSTS = 2
+#: Aggregates of one host each (see _compute_host), at most.
+TENANT_AGGREGATES = 100
+#: A tenant aggregate is made for every this many hosts.
+TENANT_HOST_SPACING = 10
 
 CUSTOM_RESOURCE_CLASSES = ('CUSTOM_PCI_WIDE',)
 CUSTOM_TRAITS = ('CUSTOM_PHYSNET_NET0', 'CUSTOM_PHYSNET_NET1',
@@ -124,6 +130,13 @@ def aggregate(name):
     return make_uuid('aggregate-' + name)
 
 
+def tenant_aggregates():
+    """The uuids of the TENANT_AGGREGATES aggregates of one host each
+    (fewer exist in a cloud of fewer than 1,000 hosts)."""
+    return [aggregate('tenant%d' % number)
+            for number in range(TENANT_AGGREGATES)]
+
+
 def build(hosts, storage_group_size=STORAGE_GROUP_SIZE):
     """The whole cloud for ``hosts`` compute hosts, deterministically."""
     providers = []
@@ -185,6 +198,7 @@ def build(hosts, storage_group_size=STORAGE_GROUP_SIZE):
     landmarks = {
         'zone0': aggregate('zone0'), 'zone1': aggregate('zone1'),
         'rack0': aggregate('rack0'),
+        'tenants': tenant_aggregates(),
         'in_tree': make_uuid(_host_name(min(7, hosts - 1))),
         'in_tree_name': _host_name(min(7, hosts - 1)),
         'busy_host': make_uuid(busy),
@@ -212,6 +226,9 @@ def _compute_host(index, shared_storage, group):
     aggregates = [aggregate('rack%d' % (index // RACK_SIZE)),
                   aggregate('zone%d' % (index % ZONES))]
     inventories = {}
+    tenant, offset = divmod(index, TENANT_HOST_SPACING)
+    if offset == 0 and tenant < TENANT_AGGREGATES:
+        aggregates.append(aggregate('tenant%d' % tenant))
     if shared_storage:
         aggregates.append(aggregate('storage%d' % group))
     else:

@@ -20,6 +20,12 @@ FLAVOR = 'VCPU:2,MEMORY_MB:2048,DISK_GB:20'
 #: The queries timed again with explain=true, each right after itself.
 EXPLAINED = ('simple', 'limit50', 'required_traits', 'same_subtree',
              'isolate', 'nova_flavor', 'none_fits')
+#: The flavor and two VFs from different PFs, one of them on physnet0.
+_ISOLATED_VFS = (('resources', FLAVOR),
+                 ('resources1', 'SRIOV_NET_VF:1'),
+                 ('required1', 'CUSTOM_PHYSNET_NET0'),
+                 ('resources2', 'SRIOV_NET_VF:1'),
+                 ('group_policy', 'isolate'))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,6 +94,10 @@ def named_queries(cloud):
         Query('member_of', 'hosts in either of two zone aggregates',
               (('resources', FLAVOR),
                ('member_of', 'in:%s,%s' % (marks['zone0'], marks['zone1'])))),
+        Query('member_of_100', 'hosts in any of 100 aggregates of one host '
+              "each (nova's tenant isolation)",
+              (('resources', FLAVOR),
+               ('member_of', 'in:' + ','.join(marks['tenants'])))),
         Query('sharing', 'DISK_GB only a sharing provider can give',
               (('resources', 'VCPU:1,MEMORY_MB:1024,DISK_GB:2000'),)),
         Query('same_subtree',
@@ -101,11 +111,9 @@ def named_queries(cloud):
                ('same_subtree', '_COMPUTE,_NET,_ACCEL'),
                ('group_policy', 'none'), ('limit', '1000'))),
         Query('isolate', 'two VFs from different PFs, limit=1000',
-              (('resources', FLAVOR),
-               ('resources1', 'SRIOV_NET_VF:1'),
-               ('required1', 'CUSTOM_PHYSNET_NET0'),
-               ('resources2', 'SRIOV_NET_VF:1'),
-               ('group_policy', 'isolate'), ('limit', '1000'))),
+              _ISOLATED_VFS + (('limit', '1000'),)),
+        Query('isolate_all', 'two VFs from different PFs, no limit',
+              _ISOLATED_VFS),
         Query('root_required', 'root traits required and forbidden',
               (('resources', FLAVOR),
                ('root_required',

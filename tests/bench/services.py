@@ -142,7 +142,10 @@ class UwsgiService:
             '--module', module, '--home', home,
             '--processes', str(processes), '--threads', str(threads),
             '--master', '--lazy-apps', '--need-app', '--die-on-term',
-            '--disable-logging']
+            '--disable-logging',
+            # As etc/uwsgi.ini: a query string of a hundred aggregate uuids
+            # does not fit uwsgi's default 4 KB.
+            '--buffer-size', '65535']
         self.processes = processes
         self.env = dict(os.environ, OS_PLACEMENT_CONFIG_DIR=workdir)
         if pythonpath:
