@@ -14,7 +14,11 @@ waited for them, and the garbage collector's passes. ``--claim-between``
 claims an instance before each request, as in a storm; ``--warm-with``
 sends other queries first. With ``--memory``, the first requests of the
 queries run under tracemalloc instead, and what the process still holds
-afterwards is printed by line of code, with its RSS.
+afterwards is printed by line of code, with its RSS. With ``--split``,
+``--repetitions`` warm requests of the queries, in turns and without
+cProfile (which triples the time of Python code), are timed whole and
+split into the SQL statements, the search, the engine's combining, the
+provider summaries, the rendering and the rest (see Phases).
 """
 
 import argparse
@@ -30,6 +34,9 @@ import tracemalloc
 from sqlalchemy import event
 
 from placement_lite import app
+from placement_lite import engine
+from placement_lite.engine import search
+from placement_lite.handlers import allocation_candidates
 from tests import harness
 from tests.bench import builder
 from tests.bench import cloud as bench_cloud
@@ -167,6 +174,107 @@ def profile(environment, queries, repetitions, top, before=None):
         passes.report()
 
 
+class Phases:
+    """Where a request's wall time goes, each moment charged to one phase:
+    the innermost of the functions below it is in (so the search's SQL is
+    SQL, not search), and what none holds to ``rest`` (the WSGI stack,
+    parsing, the policy check).
+
+    - sql: the statements, from sending each until the database's answer
+      is in (psycopg2 reads every row then);
+    - search: finding who can serve each group (search.Searcher: the
+      names read, each group's filters and capacities);
+    - combining: the rest of engine.find_candidates, where the
+      allocation requests are generated (combine.Combiner) and chosen;
+    - summaries: the provider summaries of the trees returned;
+    - rendering: the answer's JSON.
+    """
+
+    NAMES = ('sql', 'search', 'combining', 'summaries', 'rendering', 'rest')
+    #: (owner, attribute, phase) of the functions timed.
+    TIMED = ((engine, 'find_candidates', 'combining'),
+             (search.Searcher, '__init__', 'search'),
+             (search.Searcher, 'search', 'search'),
+             (search.Searcher, 'check_unreached_names', 'search'),
+             (engine, '_with_summaries', 'summaries'),
+             (allocation_candidates, 'render', 'rendering'))
+
+    def __init__(self, db):
+        self.seconds = collections.Counter()
+        #: [phase, when it was last entered or resumed]
+        self._stack = []
+        for owner, attribute, phase in self.TIMED:
+            setattr(owner, attribute, self._charged(
+                getattr(owner, attribute), phase))
+        for engine_ in {db.engine, db.read_engine}:
+            event.listen(engine_, 'before_cursor_execute',
+                         lambda *_args: self._enter('sql'))
+            event.listen(engine_, 'after_cursor_execute',
+                         lambda *_args: self._leave())
+
+    def _charged(self, function, phase):
+        def charged(*args, **kwargs):
+            self._enter(phase)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self._leave()
+        return charged
+
+    def _enter(self, phase):
+        now = time.perf_counter()
+        if self._stack:
+            outer = self._stack[-1]
+            self.seconds[outer[0]] += now - outer[1]
+        self._stack.append([phase, now])
+
+    def _leave(self):
+        now = time.perf_counter()
+        phase, since = self._stack.pop()
+        self.seconds[phase] += now - since
+        if self._stack:
+            self._stack[-1][1] = now
+
+    def request(self, environment, query):
+        """{phase: seconds} of one request of ``query``, the whole request
+        under 'total'."""
+        self.seconds.clear()
+        taken = _timed(environment, query)
+        split = dict(self.seconds)
+        split['rest'] = taken - sum(split.values())
+        split['total'] = taken
+        return split
+
+
+def split(environment, queries, repetitions, before=None):
+    """Time ``repetitions`` warm requests of each of ``queries``, the
+    queries in turns, and print each one's p50 and the median of each
+    phase (see Phases), and the garbage collector's passes."""
+    phases = Phases(environment.db)
+    passes = Collections()
+    before = before or (lambda: None)
+    for query in queries:
+        _timed(environment, query)
+    taken = {query.name: [] for query in queries}
+    for _ in range(repetitions):
+        for query in queries:
+            before()
+            taken[query.name].append(phases.request(environment, query))
+    for query in queries:
+        splits = taken[query.name]
+        print('---- %s: %d warm requests, p50 %.1f ms; median by phase:'
+              % (query.name, repetitions, 1000 * _median(
+                  [each['total'] for each in splits])))
+        print('  ' + ', '.join('%s %.1f ms' % (name, 1000 * _median(
+            [each.get(name, 0.0) for each in splits]))
+            for name in Phases.NAMES))
+    passes.report()
+
+
+def _median(values):
+    return sorted(values)[len(values) // 2]
+
+
 def memory(environment, queries, top):
     before = _rss_mb()
     tracemalloc.start(1)
@@ -190,6 +298,10 @@ def main():
     parser.add_argument('--repetitions', type=int, default=5)
     parser.add_argument('--top', type=int, default=25)
     parser.add_argument('--memory', action='store_true')
+    parser.add_argument('--split', action='store_true',
+                        help='time the requests without cProfile, split '
+                             'into SQL, search, combining, summaries, '
+                             'rendering and the rest')
     parser.add_argument('--warm-with', nargs='+', default=[], metavar='NAME',
                         help='queries sent once first, unprofiled (e.g. '
                              'simple: a whole-cloud read fills what the '
@@ -209,8 +321,10 @@ def main():
         url, seconds = builder.new_database('profile_%d_%d' % (
             args.hosts, os.getpid()), cloud)
         print('%d hosts written in %.0f s' % (args.hosts, seconds))
-    app.tune_garbage_collector()
     environment = harness.Environment('postgresql', database_url=url)
+    # As placement_lite.wsgi does, once the application (and what it
+    # keeps from start-up) is built.
+    app.tune_garbage_collector()
     queries = [named[name] for name in args.queries]
     for name in args.warm_with:
         print('%s first: %.3f s' % (name, _timed(environment, named[name])))
@@ -218,9 +332,12 @@ def main():
         memory(environment, queries, args.top)
         return
     claims = iter(range(1 << 30))
-    profile(environment, queries, args.repetitions, args.top,
-            (lambda: claim(environment, cloud, next(claims)))
-            if args.claim_between else None)
+    before = ((lambda: claim(environment, cloud, next(claims)))
+              if args.claim_between else None)
+    if args.split:
+        split(environment, queries, args.repetitions, before)
+        return
+    profile(environment, queries, args.repetitions, args.top, before)
 
 
 if __name__ == '__main__':
