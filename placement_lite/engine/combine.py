@@ -42,6 +42,7 @@ takes one request from each anchor in turn.
 import collections
 import dataclasses
 import itertools
+import typing
 
 from placement_lite.engine import explain
 
@@ -52,7 +53,8 @@ class Candidate:
     #: {provider id: {resource class name: amount}}; the inner dicts may
     #: be shared between candidates: never change them.
     allocations: dict
-    #: {suffix: {provider ids}}
+    #: {suffix: {provider ids}}; the sets may be shared between
+    #: candidates: never change them.
     mappings: dict
 
 
@@ -314,10 +316,48 @@ class Combiner:
 class _Plan:
     """What the walks of every anchor share: after which slot each
     constraint can be checked (the slots have the same shape under every
-    anchor, only their options differ)."""
+    anchor, only their options differ), and what each provider gives in
+    each slot, made once for every anchor.
+
+    A candidate's allocations and mappings are made of objects kept here,
+    the same objects in every candidate giving the same: the answer
+    renders each once (handlers/allocation_candidates.py), and tens of
+    thousands of candidates hold a few thousand small dicts and sets."""
 
     def __init__(self, combiner, slots):
-        groups = combiner.result.groups
+        result = combiner.result
+        groups = result.groups
+        self.capacities = result.capacities
+        self.class_names = result.class_names
+        #: {rc id: the amount all slots asking for it ask together}, of
+        #: the classes several slots ask for: the only ones whose capacity
+        #: the walk checks (the search offers a slot only providers with
+        #: room for its own amount), and only of a provider that could not
+        #: give that much.
+        self.asked_together = collections.Counter()
+        for group in groups:
+            for rc_id, amount in group.amounts.items():
+                if rc_id in combiner._shared_classes:
+                    self.asked_together[rc_id] += amount
+        #: Per slot, {provider: _Gift}.
+        self.gifts = [{} for _slot in slots]
+        #: {(id of a dict of a provider's amounts, id of another): the two
+        #: added up}: a provider giving in several slots.
+        self._sums = {}
+        #: {provider id: {provider id}}: a suffixed group's mapping.
+        self._alone = {}
+        #: {providers chosen: their set}: the unsuffixed group's mapping.
+        self._together = {}
+        slots_of = {}
+        for index, slot in enumerate(slots):
+            slots_of.setdefault(slot.suffix, []).append(index)
+        #: The groups' suffixes, in slot order: the keys of the mappings.
+        self.suffixes = tuple(slots_of)
+        #: Per slot, when it is the last of its group: (the group's place
+        #: in ``suffixes``, the indexes of its slots); else None.
+        self.closing = [None] * len(slots)
+        for place, indexes in enumerate(slots_of.values()):
+            self.closing[indexes[-1]] = (place, indexes)
         self.spread_group = next((g for g in groups if g.spread), None)
         spread_slots = [i for i, s in enumerate(slots) if not s.suffix]
         self.spread_done_at = spread_slots[-1] if spread_slots else None
@@ -335,6 +375,66 @@ class _Plan:
         if self.spread_group and self.spread_group.required_trait_ids:
             self.check_at.add(self.spread_done_at)
 
+    def gift(self, index, slot, provider):
+        """The _Gift of ``provider`` in the slot ``index``."""
+        gift = self.gifts[index].get(provider)
+        if gift is None:
+            capacities = self.capacities
+            names = self.class_names
+            checked = []
+            for rc_id, amount in slot.amounts.items():
+                together = self.asked_together.get(rc_id)
+                if together is None:
+                    continue
+                capacity = capacities[rc_id][provider]
+                most = min(capacity.capacity - capacity.used,
+                           capacity.max_unit)
+                if most < together:
+                    checked.append(((provider, rc_id), amount, most))
+            alone = self._alone.get(provider)
+            if alone is None:
+                alone = self._alone[provider] = {provider}
+            gift = self.gifts[index][provider] = _Gift(
+                {names[rc_id]: amount
+                 for rc_id, amount in slot.amounts.items()}
+                if slot.amounts else None, tuple(checked), alone)
+        return gift
+
+    def sum(self, held, given):
+        """The amounts ``held`` and ``given`` (one provider's, {class name:
+        amount}) added up, in that order."""
+        key = (id(held), id(given))
+        kept = self._sums.get(key)
+        if kept is None:
+            total = dict(held)
+            for name, amount in given.items():
+                total[name] = total.get(name, 0) + amount
+            # The two kept with their sum: their ids stay theirs.
+            kept = self._sums[key] = (total, held, given)
+        return kept[0]
+
+    def mapping(self, chosen, indexes):
+        """The set of the providers ``chosen`` in the slots ``indexes``
+        (of one group, several slots)."""
+        key = tuple([chosen[index] for index in indexes])
+        together = self._together.get(key)
+        if together is None:
+            together = self._together[key] = set(key)
+        return together
+
+
+class _Gift(typing.NamedTuple):
+    """What a provider gives in one slot."""
+
+    #: {class name: amount} (None in a slot of a resourceless group).
+    amounts: typing.Optional[dict]
+    #: ((provider, rc id), amount, the most it can give of that class in
+    #: one request) for each class of the slot that other slots ask for
+    #: too, when the provider could not give what they all ask.
+    checked: tuple
+    #: {provider}: the mapping of a group of this one slot.
+    alone: set
+
 
 class _Walk:
     """The depth-first walk over the slots of one anchor, checking
@@ -350,63 +450,89 @@ class _Walk:
         self.check_subtrees = 'same_subtree' in rules
         self.isolated_suffixes = (combiner.isolated if 'group_policy' in rules
                                   else frozenset())
-        result = combiner.result
-        self.root_of = result.root_of
-        plan = combiner.plan(slots)
+        self.root_of = combiner.result.root_of
+        plan = self.plan = combiner.plan(slots)
         self.spread_group = plan.spread_group
         self.spread_done_at = plan.spread_done_at
         self.subtrees_done_at = plan.subtrees_done_at
         self.exclusions_done_at = plan.exclusions_done_at
         self.check_at = plan.check_at
-        self.capacities = result.capacities
-        self.class_names = result.class_names
-        #: Per slot, {provider: its takes} worked out as the walk reaches
-        #: them: the first request of a tree needs few of them.
-        self.takes = [{} for _slot in slots]
-        #: {(provider, class name): amount taken so far}, only amounts
-        #: above 0.
+        #: {(provider, rc id): amount taken so far}, of the amounts checked
+        #: (see _Gift.checked), only amounts above 0.
         self.usage = {}
         self.chosen = [None] * len(slots)
+        #: The mapping of each group whose slots are chosen, in the order
+        #: of plan.suffixes.
+        self.mapping_sets = [None] * len(plan.suffixes)
         #: The providers of the isolated slots filled so far.
         self.isolated = set()
         self.tree_owner = {}
 
     def run(self):
-        yield from self._fill(0)
-
-    def _fill(self, index):
-        if index == len(self.slots):
-            candidate = self._candidate()
+        if not self.slots:
+            candidate = self.combiner.candidate(self.anchor, {}, {}, [],
+                                                self.seen)
             if candidate is not None:
                 yield candidate
             return
+        yield from self._fill(0, {})
+
+    def _fill(self, index, allocations_before):
+        """The requests from the slot ``index`` on, the earlier slots
+        chosen, giving ``allocations_before`` (never changed: each
+        choice here adds to a copy)."""
         slot = self.slots[index]
+        last = index == len(self.slots) - 1
+        plan = self.plan
+        gifts = plan.gifts[index]
+        closing = plan.closing[index]
+        mapping_sets = self.mapping_sets
         usage = self.usage
         isolate = slot.suffix in self.isolated_suffixes
         one_per_tree = bool(slot.amounts) and not self.combiner.nested_aware
         check_capacity = self.check_capacity
-        known = self.takes[index]
         for provider in slot.options:
-            takes = known.get(provider)
-            if takes is None:
-                takes = known[provider] = self._takes(slot, provider)
+            gift = gifts.get(provider)
+            if gift is None:
+                gift = plan.gift(index, slot, provider)
+            checked = gift.checked if check_capacity else ()
             self.combiner.steps += 1
-            if check_capacity and any(usage.get(key, 0) + amount > limit
-                                      for key, amount, limit in takes):
+            if checked and not _fits(usage, checked):
                 continue
             if isolate and provider in self.isolated:
                 continue
             if one_per_tree and not self._own_tree(provider):
                 continue
-            for key, amount, _limit in takes:
+            for key, amount, _limit in checked:
                 usage[key] = usage.get(key, 0) + amount
             if isolate:
                 self.isolated.add(provider)
             self.chosen[index] = provider
             if index not in self.check_at or self._consistent(index):
-                yield from self._fill(index + 1)
+                allocations = dict(allocations_before)
+                given = gift.amounts
+                if given is not None:
+                    # In the order of the slots where each provider first
+                    # gives, its amounts added up.
+                    held = allocations.get(provider)
+                    allocations[provider] = (given if held is None
+                                             else plan.sum(held, given))
+                if closing is not None:
+                    place, indexes = closing
+                    mapping_sets[place] = (
+                        gift.alone if len(indexes) == 1
+                        else plan.mapping(self.chosen, indexes))
+                if last:
+                    candidate = self.combiner.candidate(
+                        self.anchor, allocations,
+                        dict(zip(plan.suffixes, mapping_sets)), self.chosen,
+                        self.seen)
+                    if candidate is not None:
+                        yield candidate
+                else:
+                    yield from self._fill(index + 1, allocations)
             self.chosen[index] = None
-            for key, amount, _limit in takes:
+            for key, amount, _limit in checked:
                 left = usage[key] - amount
                 if left:
                     usage[key] = left
@@ -416,20 +542,6 @@ class _Walk:
                 self.isolated.discard(provider)
             if one_per_tree:
                 self._leave_tree(provider)
-
-    def _takes(self, slot, provider):
-        """What ``provider`` gives for ``slot``: ((provider, class name),
-        amount, the most it can give of that class in one request) for
-        each class of the slot."""
-        capacities = self.capacities
-        names = self.class_names
-        takes = []
-        for rc_id, amount in slot.amounts.items():
-            capacity = capacities[rc_id][provider]
-            takes.append(((provider, names[rc_id]), amount,
-                          min(capacity.capacity - capacity.used,
-                              capacity.max_unit)))
-        return tuple(takes)
 
     def _own_tree(self, provider):
         """Before 1.29 one provider per tree gives resources: take the
@@ -478,21 +590,13 @@ class _Walk:
         return {provider for slot, provider in zip(self.slots, self.chosen)
                 if slot.suffix in suffixes}
 
-    def _candidate(self):
-        allocations = {}
-        for (provider, name), amount in self.usage.items():
-            if provider in allocations:
-                allocations[provider][name] = amount
-            else:
-                allocations[provider] = {name: amount}
-        mappings = {}
-        for slot, provider in zip(self.slots, self.chosen):
-            if slot.suffix in mappings:
-                mappings[slot.suffix].add(provider)
-            else:
-                mappings[slot.suffix] = {provider}
-        return self.combiner.candidate(self.anchor, allocations, mappings,
-                                       self.chosen, self.seen)
+
+def _fits(usage, checked):
+    """Whether the amounts ``checked`` (see _Gift) fit beside ``usage``."""
+    for key, amount, limit in checked:
+        if usage.get(key, 0) + amount > limit:
+            return False
+    return True
 
 
 def round_robin(generators):

@@ -187,10 +187,11 @@ def _allocation_requests(found, version):
                 for p, r in c.allocations.items()])
             for c in found.allocation_requests)
     with_mappings = version >= microversion.GROUP_MAPPINGS
-    # Candidates share their {class: amount} dicts (see
-    # combine.Candidate), all alive while this runs: what one provider
-    # gives is written once per dict.
+    # Candidates share their {class: amount} dicts and their mappings' sets
+    # (see combine.Candidate), all alive while this runs: what one provider
+    # gives is written once per dict, a group's providers once per set.
     given = {}
+    mapped = {}
     requests = []
     # Quoted uuids sort as the uuids do (nothing in a uuid is escaped).
     quote = quoted.__getitem__
@@ -203,11 +204,15 @@ def _allocation_requests(found, version):
                     quoted[p], amounts[tuple(r.items())])
             members.append(member)
         if with_mappings:
+            groups = []
+            for suffix, ps in c.mappings.items():
+                group = mapped.get((suffix, id(ps)))
+                if group is None:
+                    group = mapped[suffix, id(ps)] = '%s: [%s]' % (
+                        suffixes[suffix], ', '.join(sorted(map(quote, ps))))
+                groups.append(group)
             requests.append('{"allocations": {%s}, "mappings": {%s}}' % (
-                ', '.join(members), ', '.join([
-                    '%s: [%s]' % (suffixes[suffix],
-                                  ', '.join(sorted(map(quote, ps))))
-                    for suffix, ps in c.mappings.items()])))
+                ', '.join(members), ', '.join(groups)))
         else:
             requests.append('{"allocations": {%s}}' % ', '.join(members))
     return ', '.join(requests)
