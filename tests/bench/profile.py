@@ -237,12 +237,15 @@ class Phases:
 
     def request(self, environment, query):
         """{phase: seconds} of one request of ``query``, the whole request
-        under 'total'."""
+        under 'total', and the CPU time this process spent on it under
+        'cpu' (on a busy machine, steadier than the wall time)."""
         self.seconds.clear()
+        cpu = time.process_time()
         taken = _timed(environment, query)
+        cpu = time.process_time() - cpu
         split = dict(self.seconds)
         split['rest'] = taken - sum(split.values())
-        split['total'] = taken
+        split.update(total=taken, cpu=cpu)
         return split
 
 
@@ -262,9 +265,10 @@ def split(environment, queries, repetitions, before=None):
             taken[query.name].append(phases.request(environment, query))
     for query in queries:
         splits = taken[query.name]
-        print('---- %s: %d warm requests, p50 %.1f ms; median by phase:'
-              % (query.name, repetitions, 1000 * _median(
-                  [each['total'] for each in splits])))
+        print('---- %s: %d warm requests, p50 %.1f ms (CPU %.1f ms); '
+              'median by phase:' % (query.name, repetitions, *(
+                  1000 * _median([each[key] for each in splits])
+                  for key in ('total', 'cpu'))))
         print('  ' + ', '.join('%s %.1f ms' % (name, 1000 * _median(
             [each.get(name, 0.0) for each in splits]))
             for name in Phases.NAMES))
