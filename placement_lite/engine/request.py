@@ -16,8 +16,6 @@ import dataclasses
 import re
 import uuid as uuidlib
 
-from oslo_utils import uuidutils
-
 from placement_lite import errors
 from placement_lite import microversion
 from placement_lite import querystring
@@ -186,7 +184,7 @@ def _explain(value):
     form, of an ``explain`` value."""
     if value in ('true', 'false'):
         return True if value == 'true' else None
-    if not uuidutils.is_uuid_like(value):
+    if not querystring.is_uuid_like(value):
         raise errors.BadRequest(
             "Invalid query string parameters: Expected 'explain' parameter "
             "to be true, false or a resource provider uuid. Got: %s" % value,

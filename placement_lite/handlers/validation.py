@@ -2,33 +2,16 @@
 schemas, in time linear in what is checked (schema_errors), and the
 bounds the schemas cannot say."""
 
-import re
-
 import jsonschema
-from oslo_utils import uuidutils
 
 from placement_lite import errors
+from placement_lite import querystring
 from placement_lite import schema_errors
 from placement_lite.schemas import common as schemas_common
 
-#: A uuid as str(uuid.UUID) writes it, in either case.
-_PLAIN_UUID = re.compile(r'[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-'
-                         r'[0-9a-fA-F]{4}-[0-9a-fA-F]{12}')
-
-
-def _is_uuid_like(value):
-    """oslo's is_uuid_like, answered at once for what it surely takes
-    (the usual spelling) or refuses (not a string, or shorter than the
-    32 digits it needs): a body of 27,000 aggregates is checked item by
-    item."""
-    if not isinstance(value, str) or len(value) < 32:
-        return False
-    return bool(_PLAIN_UUID.fullmatch(value)) or uuidutils.is_uuid_like(value)
-
-
 #: Bodies accept any uuid spelling oslo accepts (no dashes, braces, urn:).
 _BODY_FORMATS = jsonschema.FormatChecker()
-_BODY_FORMATS.checks('uuid')(_is_uuid_like)
+_BODY_FORMATS.checks('uuid')(querystring.is_uuid_like)
 
 
 #: {(id(schema), id(format checker)): (schema, its Checker)}: schemas are
