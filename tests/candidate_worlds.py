@@ -36,7 +36,8 @@ def search_windows_of_every_tree(monkeypatch):
     """Turn off the search of only the few trees that could serve
     (Searcher.few_trees), for tests of the windows of every tree: in their
     small worlds every class and trait is held by few providers."""
-    monkeypatch.setattr(search.Searcher, 'few_trees', lambda self: None)
+    monkeypatch.setattr(search.Searcher, 'few_trees',
+                        lambda self, read_holders=True: None)
 
 
 def candidates(env, query, version='1.39'):

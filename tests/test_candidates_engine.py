@@ -517,6 +517,55 @@ def test_few_holders_narrow_the_search_to_their_trees(
         env.close()
 
 
+TENANTS = (
+    [{'name': 't%d' % i, 'inventories': {'VCPU': 4},
+      'aggregates': {2: ['one'], 5: ['two', 'pooled'], 6: ['two']}.get(
+          i, [])} for i in range(20)]
+    + [{'name': 't%d-numa' % i, 'parent': 't%d' % i,
+        'inventories': {'MEMORY_MB': 1024},
+        'aggregates': ['child'] if i == 9 else []} for i in range(20)]
+    + [{'name': 'pool', 'inventories': {'DISK_GB': 100},
+        'traits': ['MISC_SHARES_VIA_AGGREGATE'], 'aggregates': ['pooled']}])
+
+
+@pytest.mark.parametrize('query, searched, chosen', [
+    # The root in the aggregate: its whole tree.
+    ('resources=VCPU:1,MEMORY_MB:64&member_of=%s' % U('one'), {'t2'},
+     [{'t2', 't2-numa'}]),
+    ('resources=VCPU:1,MEMORY_MB:64&member_of=in:%s,%s'
+     % (U('one'), U('two')), {'t2', 't5', 't6'},
+     [{'t2', 't2-numa'}, {'t5', 't5-numa'}, {'t6', 't6-numa'}]),
+    # A suffixed group's provider in the aggregate: the tree it is in.
+    ('resources=VCPU:1&resources1=MEMORY_MB:64&member_of1=%s' % U('child'),
+     {'t9'}, [{'t9', 't9-numa'}]),
+    # A sharing provider in the aggregate serves other trees too: every
+    # tree is searched.
+    ('resources=VCPU:1,DISK_GB:10&member_of=%s' % U('pooled'), None,
+     [{'t5', 'pool'}]),
+    # No provider in the aggregate: nothing is searched.
+    ('resources=VCPU:1&member_of=%s' % U('nowhere'), set(), []),
+])
+def test_member_of_narrows_a_search_without_limit_to_its_trees(
+        environment, monkeypatch, query, searched, chosen):
+    """Without a limit, when few providers are in the aggregates a group
+    must be in (none of them sharing its inventory), only their trees are
+    searched, in one window, and the answer is the one searching every
+    tree gives."""
+    ids = worlds.load_into_db(environment.db, TENANTS)
+    windows = worlds.record_windows(monkeypatch)
+    body = worlds.candidates(environment, query)
+    if searched is None:
+        assert set(windows) == {None}
+    else:
+        assert {window.roots for window in windows} <= {frozenset(
+            ids[name] for name in searched)}
+    assert [set(r['allocations']) for r in body['allocation_requests']] == [
+        {U(name) for name in names} for names in chosen]
+    with monkeypatch.context() as every_tree:
+        worlds.search_windows_of_every_tree(every_tree)
+        assert worlds.candidates(environment, query) == body
+
+
 HALF_FULL = [{'name': 'hf%03d' % i, 'inventories': {'VCPU': 2},
               'used': {'VCPU': 2} if i % 2 else {}} for i in range(200)]
 

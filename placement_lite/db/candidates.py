@@ -82,20 +82,29 @@ def nth_root(conn, n):
 
 
 def _providers_linked_to_each(conn, link_table, column, id_sets,
-                              roots_only=False, forbidden_ids=()):
+                              roots_only=False, forbidden_ids=(),
+                              with_roots=False):
     """Ids of providers (root providers, with ``roots_only``) linked in
     ``link_table`` to at least one id of each set in ``id_sets`` and to
-    none of ``forbidden_ids``."""
+    none of ``forbidden_ids``; with ``with_roots``, {their id: their root's
+    id}."""
     query = links.linked_to_each(link_table, column, len(id_sets),
-                                 roots_only, bool(forbidden_ids))
-    return set(conn.execute(query, links.each_params(
-        column, id_sets, forbidden_ids)).scalars().all())
+                                 roots_only, bool(forbidden_ids), with_roots,
+                                 _postgresql(conn))
+    found = conn.execute(query, links.each_params(column, id_sets,
+                                                  forbidden_ids))
+    return dict(found.all()) if with_roots else set(found.scalars().all())
 
 
 def _providers_linked_to_any(conn, link_table, column, ids):
     """Ids of providers linked in ``link_table`` to any of ``ids``."""
-    return set(conn.execute(links.linked_to_any(link_table, column),
-                            links.any_params(column, ids)).scalars().all())
+    return set(conn.execute(
+        links.linked_to_any(link_table, column, _postgresql(conn)),
+        links.any_params(column, ids)).scalars().all())
+
+
+def _postgresql(conn):
+    return conn.dialect.name == 'postgresql'
 
 
 def provider_ids_with_traits(conn, required):
@@ -126,19 +135,22 @@ def traits_of_providers_among(conn, trait_ids):
 
 
 def provider_ids_in_aggregates(conn, member_of, aggregate_ids,
-                               roots_only=False, forbidden=()):
+                               roots_only=False, forbidden=(),
+                               with_roots=False):
     """Ids of providers (root providers, with ``roots_only``) that are,
     for each set of aggregate uuids in ``member_of``, in at least one of
     them, and in none of ``forbidden`` (``aggregate_ids``: {uuid: id} of
-    those that exist)."""
+    those that exist); with ``with_roots``, {their id: their root's
+    id}."""
     id_sets = [{aggregate_ids[uuid] for uuid in alternatives
                 if uuid in aggregate_ids}
                for alternatives in member_of]
     if not all(id_sets):
-        return set()
+        return {} if with_roots else set()
     return _providers_linked_to_each(
         conn, rpa, 'aggregate_id', id_sets, roots_only,
-        {aggregate_ids[uuid] for uuid in forbidden if uuid in aggregate_ids})
+        {aggregate_ids[uuid] for uuid in forbidden if uuid in aggregate_ids},
+        with_roots)
 
 
 def provider_ids_in_any_aggregate(conn, uuids, aggregate_ids):
@@ -179,19 +191,24 @@ def _rows(kind, id_, name=_NO_NAME, amount=_NO_AMOUNT):
 
 
 _CLASS_NAMES = _rows(0, rc.c.id, rc.c.name)
-#: The parts of a Known besides class names, by the parameter they need.
-_KNOWN_PARTS = {
-    'classes': _rows(2, rc.c.id, amount=sa.select(
-        sa.func.max(tables.largest_unit(_inv))).where(
-            _inv.c.resource_class_id == rc.c.id).scalar_subquery())
-    .where(rc.c.name.in_(links.list_param('classes'))),
-    'traits': _rows(3, traits.c.id, traits.c.name)
-    .where(traits.c.name.in_(links.list_param('traits'))),
-    'aggregates': _rows(4, aggs.c.id, aggs.c.uuid)
-    .where(aggs.c.uuid.in_(links.list_param('aggregates'))),
-    'trees': _rows(5, rp.c.root_provider_id, rp.c.uuid)
-    .where(rp.c.uuid.in_(links.list_param('trees'))),
-}
+
+
+def _known_part(name, postgresql):
+    """The rows of a Known besides class names for the parameter ``name``
+    (``postgresql``: see links.one_of)."""
+    if name == 'classes':
+        return _rows(2, rc.c.id, amount=sa.select(
+            sa.func.max(tables.largest_unit(_inv))).where(
+                _inv.c.resource_class_id == rc.c.id).scalar_subquery()).where(
+                    links.one_of(rc.c.name, name, postgresql))
+    if name == 'traits':
+        return _rows(3, traits.c.id, traits.c.name).where(
+            links.one_of(traits.c.name, name, postgresql))
+    if name == 'aggregates':
+        return _rows(4, aggs.c.id, aggs.c.uuid).where(
+            links.one_of(aggs.c.uuid, name, postgresql))
+    return _rows(5, rp.c.root_provider_id, rp.c.uuid).where(
+        links.one_of(rp.c.uuid, name, postgresql))
 
 
 _TRANSACTIONS_SEEN_ROW = _rows(6, sa.cast(sa.null(), sa.Integer),
@@ -201,11 +218,11 @@ _TRANSACTIONS_SEEN_ROW = _rows(6, sa.cast(sa.null(), sa.Integer),
 @functools.cache
 def _known_query(named, postgresql):
     """Query: the rows of a Known, for the parameters ``named`` (a sorted
-    tuple of _KNOWN_PARTS keys): a part nothing is named for is left out,
+    tuple of _known_part names): a part nothing is named for is left out,
     not planned and run to find nothing; on PostgreSQL, with the
     transactions the statement saw."""
     return sa.union_all(
-        _CLASS_NAMES, *(_KNOWN_PARTS[name] for name in named),
+        _CLASS_NAMES, *(_known_part(name, postgresql) for name in named),
         *([_TRANSACTIONS_SEEN_ROW] if postgresql else []))
 
 
@@ -220,8 +237,8 @@ def read_known(conn, classes, trait_names, aggregate_uuids, tree_uuids):
     params = {name: sorted(values) for name, values in (
         ('classes', classes), ('traits', trait_names),
         ('aggregates', aggregate_uuids), ('trees', tree_uuids)) if values}
-    found = conn.execute(_known_query(
-        tuple(params), conn.dialect.name == 'postgresql'), params)
+    found = conn.execute(_known_query(tuple(params), _postgresql(conn)),
+                         params)
     for kind, id_, name, amount in found:
         if kind == 0:
             class_names[id_] = name
@@ -309,7 +326,7 @@ def holders_if_few(conn, rc_id=None, trait_ids=(), most=None, whole=None):
         found = whole.capacities([rc_id])[rc_id]
     else:
         found = conn.execute(
-            _holders_query(holder_ids, conn.dialect.name == 'postgresql'),
+            _holders_query(holder_ids, _postgresql(conn)),
             {**params, 'most': most + 1}).all()
     if len(found) > FEW_HOLDERS or 2 * len(found) > trees_lately(conn):
         more_than = FEW_HOLDERS
@@ -340,10 +357,13 @@ _SHARING = (sa.select(rpt.c.resource_provider_id)
             .where(traits.c.name == SHARING_TRAIT))
 
 
-def sharing_provider_ids(conn):
+def sharing_provider_ids(conn, whole=None):
     """Ids of every provider sharing its inventory with its aggregates
     (for the providers a search did not read: the stock of those it read
-    tells)."""
+    tells). With ``whole`` (see anchors_for_sharing), read once for it."""
+    if whole is not None:
+        return whole.derived('sharing providers',
+                             lambda: sharing_provider_ids(conn))
     return set(conn.execute(_SHARING).scalars())
 
 
@@ -382,7 +402,7 @@ def _every_sharing_anchor(conn, whole):
     """anchors_for_sharing of every sharing provider, read once for
     ``whole``, the read of the whole cloud the database is at rest since."""
     return whole.derived('sharing anchors', lambda: dict(
-        _read_anchors_for_sharing(conn, sharing_provider_ids(conn))))
+        _read_anchors_for_sharing(conn, sharing_provider_ids(conn, whole))))
 
 
 def _read_anchors_for_sharing(conn, sharing_ids):

@@ -108,7 +108,8 @@ def find_candidates(database, conf, request, nested_aware=True):
             shape = _Shape(conn.engine, request) if spread else None
             if searcher.explained_root is None:
                 windows = _windows(conn, shape.first_window(bound), rng,
-                                   searcher, tally) if spread else (None,)
+                                   searcher, tally) if spread else (
+                                       _whole_cloud(searcher, tally))
             else:
                 windows = (snapshot.Window(searcher.explained_root,
                                            searcher.explained_root, False),)
@@ -336,6 +337,19 @@ def _windows(conn, size, rng, searcher, tally):
             after = window.last
             searched += window.trees
             size *= 2
+
+
+def _whole_cloud(searcher, tally):
+    """The one window of a search without a bound: the trees that could
+    serve when the request's own filters (member_of, root_required) leave
+    only a few (the searcher's few_trees, reading nothing more for it),
+    else None, every tree. (Explain, which counts what each step kept
+    among every tree, searches them all.)"""
+    few = None if tally.active else searcher.few_trees(read_holders=False)
+    if few is None:
+        yield None
+    elif few:
+        yield snapshot.Window.of_roots(few, kept=True)
 
 
 def _windows_of_few(roots, size, rng):

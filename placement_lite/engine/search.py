@@ -142,46 +142,62 @@ class Searcher:
             {in_tree: {class_ids[name] for group in groups
                        if group.in_tree == in_tree
                        for name in group.resources if name in class_ids}
-             for in_tree in {group.in_tree for group in groups}})
+             for in_tree in {group.in_tree for group in groups}},
+            self.snapshot)
         self._groups = [_GroupSearch(group, self.names) for group in groups]
         #: How many groups (in order) have been searched at least once.
         self.groups_reached = 0
         #: Indexes of the groups that could be served in some window.
         self._served_somewhere = set()
 
-    def few_trees(self):
+    def few_trees(self, read_holders=True):
         """The sorted root ids of the only trees that could serve the
-        request, when a class or trait some group asks for is held by few
-        providers (db.holders_if_few), none sharing its inventory, or
-        root_required allows as few roots; None otherwise (or when a name
-        is unknown: the search tells). Searching those trees alone finds
-        what searching every tree would."""
+        request, when root_required allows few roots, or few providers
+        are in the aggregates of a group's member_of, or (with
+        ``read_holders``) a class or trait some group asks for is held by
+        few providers (db.holders_if_few), none of those providers
+        sharing its inventory; None otherwise (or when a name is unknown:
+        the search tells). Searching those trees alone finds what
+        searching every tree would.
+
+        Raises NoCandidates as the search would: a group's member_of
+        naming no provider (its group is resolved here, and every group
+        before it has known names, so resolving raises nothing else)."""
         names = self.names
         known = names.known
-        narrowed = names.allowed_anchors
-        if narrowed is not None and (
-                len(narrowed) > db.FEW_HOLDERS
-                or 2 * len(narrowed) > db.trees_lately(names.conn)):
-            narrowed = None
-        for group in (searcher.group for searcher in self._groups):
-            if not group.resources:
+        narrowed = self._few(names.allowed_anchors)
+        for searcher in self._groups:
+            if searcher.has_unknown_names():
+                return None
+            group = searcher.group
+            if group.member_of:
+                narrowed = self._narrowed(narrowed, self._few(
+                    searcher.resolve().aggregate_roots))
+            if not (read_holders and group.resources):
                 continue
             for name in group.resources:
-                rc_id = names.class_ids.get(name)
-                if rc_id is None or rc_id not in known.largest:
+                rc_id = names.class_ids[name]
+                if rc_id not in known.largest:
                     return None
                 narrowed = self._narrowed(narrowed, db.holders_if_few(
                     names.conn, rc_id=rc_id, most=_worth_reading(narrowed),
                     whole=self.snapshot.at_rest()))
             for alternatives in group.required_traits:
-                if not all(name in known.trait_ids for name in alternatives):
-                    return None
                 narrowed = self._narrowed(narrowed, db.holders_if_few(
                     names.conn, trait_ids=_trait_ids(known, alternatives),
                     most=_worth_reading(narrowed)))
         if narrowed is None:
             return None
         return sorted(narrowed - names.excluded_anchors)
+
+    def _few(self, roots):
+        """``roots`` (a collection of root ids, or {provider id: root id}),
+        if they are few enough to search their trees alone (at most
+        db.FEW_HOLDERS, and at most half the trees); else None."""
+        if roots is None or len(roots) > db.FEW_HOLDERS or (
+                2 * len(roots) > db.trees_lately(self.names.conn)):
+            return None
+        return roots
 
     def _narrowed(self, roots, holders):
         """``roots`` (None: every root) narrowed to the trees of
@@ -270,6 +286,8 @@ class _Names:
     #: {in_tree uuid (or None): ids of the known classes the groups with
     #: that in_tree ask for}.
     classes_by_tree: dict
+    #: The request's snapshot.Snapshot.
+    snapshot: snapshot.Snapshot
 
     @property
     def class_names(self):
@@ -278,8 +296,9 @@ class _Names:
     @functools.cached_property
     def every_sharing_provider(self):
         """Ids of every provider of the cloud sharing its inventory, read
-        when first needed: only for providers a search did not read."""
-        return db.sharing_provider_ids(self.conn)
+        when first needed: only for providers a search did not read (or
+        found once for the cloud's read, while it is at rest)."""
+        return db.sharing_provider_ids(self.conn, self.snapshot.at_rest())
 
     @property
     def largest(self):
@@ -438,7 +457,10 @@ class _Filters:
 
     #: {rc id: amount}, in the group's order.
     amounts: dict
+    #: The providers member_of allows (None: any).
     in_aggregates: set
+    #: {provider id: root id} of the same.
+    aggregate_roots: dict
     #: [set of trait ids, any one of which is required, ...]
     required: list
     #: The same, as sets of names.
@@ -542,11 +564,13 @@ class _GroupSearch:
         known = self.names.known
         amounts = self._class_amounts()
         in_aggregates = None
+        aggregate_roots = None
         if group.member_of:
-            in_aggregates = db.provider_ids_in_aggregates(
-                conn, group.member_of, known.aggregate_ids)
-            if not in_aggregates:
+            aggregate_roots = db.provider_ids_in_aggregates(
+                conn, group.member_of, known.aggregate_ids, with_roots=True)
+            if not aggregate_roots:
                 raise NoCandidates('member_of')
+            in_aggregates = set(aggregate_roots)
         required = [_trait_ids(known, alternatives)
                     for alternatives in group.required_traits]
         forbidden = _trait_ids(known, group.forbidden_traits)
@@ -565,7 +589,7 @@ class _GroupSearch:
             with_traits = (db.provider_ids_with_traits(conn, required)
                            if required else None)
         self._filters = _Filters(
-            amounts, in_aggregates, required,
+            amounts, in_aggregates, aggregate_roots, required,
             [frozenset(alternatives) for alternatives
              in group.required_traits],
             frozenset(group.forbidden_traits), tree_root, bad_aggregates,
