@@ -135,7 +135,7 @@ def find_candidates(database, conf, request, nested_aware=True):
             if shuffle:
                 shuffle(chosen)
             found = _with_summaries(conn, searcher.snapshot, roots, chosen,
-                                    shown)
+                                    shown, request)
     if tally.active:
         found = dataclasses.replace(found, explanation=tally.report())
     return found
@@ -371,20 +371,24 @@ def _bound(limit, max_candidates):
     return min(bounds) if bounds else None
 
 
-def _with_summaries(conn, providers_read, roots, chosen, shown):
+def _with_summaries(conn, providers_read, roots, chosen, shown, request):
     """``chosen`` with the uuids of the providers they name and the
     summaries of the trees they touch, from the Snapshot
     ``providers_read`` (``roots`` maps each provider to its root);
     ``shown`` limits the summaries (None: every provider of those
     trees)."""
-    tree_roots = {roots[p] for c in chosen for p in c.allocations}
+    # (Candidates share their dicts: their keys are joined in one pass.)
+    tree_roots = {roots[p] for p in set().union(
+        *(c.allocations for c in chosen))}
     summaries = providers_read.summaries(tree_roots)
     uuids = {p: summary.uuid for p, summary in summaries.items()}
-    # Providers of resourceless groups may lie outside the trees shown.
-    missing = {p for c in chosen for ps in c.mappings.values() for p in ps
-               if p not in uuids}
-    if missing:
-        uuids.update(db.provider_uuids(conn, missing))
+    if any(not group.resources for group in request.groups.values()):
+        # Providers of resourceless groups may lie outside the trees shown
+        # (every other provider a mapping names gives resources).
+        missing = {p for c in chosen for ps in c.mappings.values()
+                   for p in ps if p not in uuids}
+        if missing:
+            uuids.update(db.provider_uuids(conn, missing))
     if shown is not None:
         summaries = {p: summary for p, summary in summaries.items()
                      if p in shown}
@@ -505,7 +509,7 @@ def _ranked(database, request, bound, nested_aware, by_server=False,
                 shown = _legacy_summary_providers(ranked.combiner,
                                                   ranked.chosen, True)
             found = _with_summaries(conn, ranked.snapshot, ranked.roots,
-                                    ranked.chosen, shown)
+                                    ranked.chosen, shown, request)
     if tally.active:
         found = dataclasses.replace(found, explanation=dataclasses.replace(
             tally.report(),
