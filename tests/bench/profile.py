@@ -138,8 +138,9 @@ class Collections:
 
 
 def _timed(environment, query):
+    path = query.path
     started = time.perf_counter()
-    status, _headers, _raw = environment.respond('GET', query.path,
+    status, _headers, _raw = environment.respond('GET', path,
                                                  version=query.version)
     assert status == 200, status
     return time.perf_counter() - started
