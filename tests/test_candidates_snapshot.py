@@ -289,7 +289,8 @@ def test_a_cloud_at_rest_gives_sharing_and_holders_from_its_read(
     """While nothing has committed since the whole cloud was read, the
     trees sharing providers serve (found once for that read), the holders
     of a class and a tree named by in_tree come from it, not from the
-    database; after a commit they are read again. Either way the answer
+    database, and the providers in the aggregates member_of names are
+    read once; after a commit they are read again. Either way the answer
     is the one a process that kept nothing gives."""
     monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
     worlds.load_into_db(environment.db, SHARED_AT_REST)
@@ -297,6 +298,7 @@ def test_a_cloud_at_rest_gives_sharing_and_holders_from_its_read(
     sharing = 'resources=VCPU:1,DISK_GB:10&limit=2'
     rare = 'resources=VCPU:1,VGPU:1&limit=5'
     one_tree = 'resources=VCPU:1&in_tree=%s' % U('h3')
+    member = 'resources=VCPU:1&member_of=%s' % U('a')
 
     def database_reads():
         return [s for s in statements
@@ -306,7 +308,7 @@ def test_a_cloud_at_rest_gives_sharing_and_holders_from_its_read(
 
     def answers():
         return [worlds.candidates(environment, query)
-                for query in (sharing, rare, one_tree)]
+                for query in (sharing, rare, one_tree, member)]
 
     def fresh_answers():
         for kept in (cloud._LAST, stock._KEPT, snapshot._SHOWN):
@@ -324,7 +326,7 @@ def test_a_cloud_at_rest_gives_sharing_and_holders_from_its_read(
     assert len(cloud._LAST[read_engine]) > 1, 'no window was searched'
     assert [chosen(body) for body in at_rest] == [
         [{U('h2'), U('pool')}, {U('h3'), U('pool')}],
-        [{U('h3'), U('h3-gpu')}], [{U('h3')}]]
+        [{U('h3'), U('h3-gpu')}], [{U('h3')}], [{U('h2')}, {U('h3')}]]
     assert at_rest == fresh_answers()
 
     def set_aggregates(name, aggregates):
@@ -342,6 +344,7 @@ def test_a_cloud_at_rest_gives_sharing_and_holders_from_its_read(
     moved = answers()
     assert database_reads() != []
     assert chosen(moved[0]) == [{U('h3'), U('pool')}, {U('h4'), U('pool')}]
+    assert chosen(moved[3]) == [{U('h3')}, {U('h4')}]
     assert moved == fresh_answers()
 
 

@@ -134,23 +134,43 @@ def traits_of_providers_among(conn, trait_ids):
     return found
 
 
+#: The most lookups of providers by aggregates kept for one read of the
+#: whole cloud at rest (see provider_ids_in_aggregates).
+MEMBERSHIPS_KEPT = 64
+
+
 def provider_ids_in_aggregates(conn, member_of, aggregate_ids,
                                roots_only=False, forbidden=(),
-                               with_roots=False):
+                               with_roots=False, whole=None):
     """Ids of providers (root providers, with ``roots_only``) that are,
     for each set of aggregate uuids in ``member_of``, in at least one of
     them, and in none of ``forbidden`` (``aggregate_ids``: {uuid: id} of
     those that exist); with ``with_roots``, {their id: their root's
-    id}."""
+    id}. Never change what it gives: with ``whole`` (see
+    anchors_for_sharing) it is kept for that read, for the next requests
+    naming the same aggregates (the first MEMBERSHIPS_KEPT)."""
     id_sets = [{aggregate_ids[uuid] for uuid in alternatives
                 if uuid in aggregate_ids}
                for alternatives in member_of]
     if not all(id_sets):
         return {} if with_roots else set()
-    return _providers_linked_to_each(
-        conn, rpa, 'aggregate_id', id_sets, roots_only,
-        {aggregate_ids[uuid] for uuid in forbidden if uuid in aggregate_ids},
-        with_roots)
+    forbidden_ids = {aggregate_ids[uuid] for uuid in forbidden
+                     if uuid in aggregate_ids}
+    if whole is None:
+        return _providers_linked_to_each(conn, rpa, 'aggregate_id', id_sets,
+                                         roots_only, forbidden_ids,
+                                         with_roots)
+    kept = whole.derived('providers by aggregates', dict)
+    key = (tuple(sorted(tuple(sorted(ids)) for ids in id_sets)),
+           roots_only, tuple(sorted(forbidden_ids)), with_roots)
+    found = kept.get(key)
+    if found is None:
+        found = _providers_linked_to_each(conn, rpa, 'aggregate_id',
+                                          id_sets, roots_only, forbidden_ids,
+                                          with_roots)
+        if len(kept) < MEMBERSHIPS_KEPT:
+            kept[key] = found
+    return found
 
 
 def provider_ids_in_any_aggregate(conn, uuids, aggregate_ids):

@@ -567,7 +567,8 @@ class _GroupSearch:
         aggregate_roots = None
         if group.member_of:
             aggregate_roots = db.provider_ids_in_aggregates(
-                conn, group.member_of, known.aggregate_ids, with_roots=True)
+                conn, group.member_of, known.aggregate_ids, with_roots=True,
+                whole=self.names.snapshot.at_rest())
             if not aggregate_roots:
                 raise NoCandidates('member_of')
             in_aggregates = set(aggregate_roots)
