@@ -69,9 +69,9 @@ class Statements:
         self.counts = collections.Counter()
         #: False while what runs is not profiled.
         self.counting = True
-        for engine in {db.engine, db.read_engine}:
-            event.listen(engine, 'before_cursor_execute', self._before)
-            event.listen(engine, 'after_cursor_execute', self._after)
+        for db_engine in {db.engine, db.read_engine}:
+            event.listen(db_engine, 'before_cursor_execute', self._before)
+            event.listen(db_engine, 'after_cursor_execute', self._after)
 
     def _before(self, conn, _cursor, _statement, *_args):
         conn.info['bench_started'] = time.perf_counter()
