@@ -47,9 +47,12 @@ SEEN_BY = {
                                 'same transaction (this guard)',
     'resource_providers': "each request's state line of every provider it "
                           'reads (id, parent, root, generation; the '
-                          'creation time on SQLite)',
-    'allocations': "each request's allocation lines: usage is never kept "
-                   'past them',
+                          'creation time on SQLite), or on PostgreSQL '
+                          'those of the rows written since and the count '
+                          'of rows',
+    'allocations': "each request's allocation lines (on PostgreSQL those "
+                   'of the rows written since, and the count of rows): '
+                   'usage is never kept past them',
     'resource_classes': 'the class names each candidates request reads: '
                         'kept summaries made under other names are dropped',
     'traits': 'nothing: stocks keep trait names, and a trait a provider '

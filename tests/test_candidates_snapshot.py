@@ -203,6 +203,58 @@ def test_a_cloud_at_rest_is_not_read_again_on_postgresql(environment,
 
 
 @pytest.mark.only_backends('postgresql')
+def test_a_whole_cloud_read_is_brought_up_to_date_from_rows_written(
+        environment, statements):
+    """On PostgreSQL, after writes that deleted no row the whole cloud's
+    read is brought up to date from the rows written since (one statement,
+    no line of an unchanged row read); after a deletion, from every line
+    again. Each answer equals a fresh process's."""
+    for name, vcpus in (('cn1', 4), ('cn2', 8), ('cn3', 2)):
+        _create_host(environment, name, vcpus)
+
+    def claim(consumer, name, vcpus):
+        _request(environment, 'PUT', '/allocations/%s' % U(consumer),
+                 {'allocations': {U(name): {'resources': {'VCPU': vcpus}}},
+                  'project_id': U('p'), 'user_id': U('u'),
+                  'consumer_generation': None}, version='1.28', expect=204)
+
+    def vcpus():
+        """{host: (VCPU capacity, VCPU used)} of the candidates' summaries."""
+        body = worlds.candidates(environment, 'resources=VCPU:1,DISK_GB:10')
+        return {uuid: (summary['resources']['VCPU']['capacity'],
+                       summary['resources']['VCPU']['used'])
+                for uuid, summary in body['provider_summaries'].items()}
+
+    def read_after(change):
+        change()
+        del statements[:]
+        answer = vcpus()
+        cloud_reads = [s for s in statements if 'string_agg' in s]
+        for kept in (cloud._LAST, stock._KEPT, snapshot._SHOWN):
+            kept.pop(environment.db.read_engine, None)
+        assert answer == vcpus()
+        return answer, ['written since' if 'age(' in s else 'every line'
+                        for s in cloud_reads]
+
+    vcpus()
+    assert read_after(lambda: claim('c1', 'cn1', 3)) == (
+        {U('cn1'): (4, 3), U('cn2'): (8, 0), U('cn3'): (2, 0)},
+        ['written since'])
+    assert read_after(lambda: _put_inventories(environment, 'cn2', 16, 1)) == (
+        {U('cn1'): (4, 3), U('cn2'): (16, 0), U('cn3'): (2, 0)},
+        ['written since'])
+    assert read_after(lambda: _delete(environment, '/allocations/%s'
+                                      % U('c1'))) == (
+        {U('cn1'): (4, 0), U('cn2'): (16, 0), U('cn3'): (2, 0)},
+        ['written since', 'every line'])
+    assert read_after(lambda: _delete(environment, '/resource_providers/%s'
+                                      % U('cn3'))) == (
+        {U('cn1'): (4, 0), U('cn2'): (16, 0)}, ['written since', 'every line'])
+    assert read_after(lambda: claim('c2', 'cn2', 5)) == (
+        {U('cn1'): (4, 0), U('cn2'): (16, 5)}, ['written since'])
+
+
+@pytest.mark.only_backends('postgresql')
 @pytest.mark.parametrize('searched, first, second', [
     ('every tree', 'cn1', 'cn2'),
     ('some trees', 'cn2', 'cn3')])

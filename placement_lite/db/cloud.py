@@ -9,6 +9,12 @@ serves as it is, with the capacities it built. Otherwise the lines are
 compared as sets: only the providers whose state line changed are placed
 again (and the index of who holds each class is patched for them), and
 usage is patched by the allocation lines gone and new.
+
+On PostgreSQL a read of the whole cloud is brought up to date from the
+rows written since it instead (_read_written_since): a cloud taking claims
+changes a few providers and allocations per claim, and reading every line
+again cost half a second of the database's time per request at 50,000
+hosts.
 """
 
 import bisect
@@ -35,6 +41,11 @@ KEPT_WINDOWS = 8
 #: CloudRead.patched).
 _LAST = weakref.WeakKeyDictionary()
 _WHOLE_CLOUD_KEY = (scope_reads.WHOLE_CLOUD, ())
+#: A read of the whole cloud older than this many transactions is read
+#: again whole rather than from the rows written since: VACUUM freezes rows
+#: old enough, which then no longer tell the transaction that wrote them
+#: (and no read is kept that long in a cloud that serves).
+MOST_TRANSACTIONS_SINCE = 1_000_000
 
 
 def last_whole_cloud(engine):
@@ -98,6 +109,12 @@ def read(conn, place, scope=scope_reads.WHOLE_CLOUD, params=None,
                 return last
             if whole is not None and whole.transactions_seen == seen_now:
                 return _kept(kept, key, whole.cut(scope, params))
+        if scope == scope_reads.WHOLE_CLOUD and last is not None and (
+                last.state is not None and last.transactions_seen):
+            made = _read_written_since(conn, ids_reused, last, place)
+            if made is not None:
+                _tell(scope, observe.CLOUD_PATCHED)
+                return _kept(kept, key, made)
         state, usage, transactions_seen = conn.execute(
             _query(ids_reused, scope, with_transactions_seen=True),
             params).one()
@@ -252,6 +269,15 @@ class CloudRead(scope_reads.Read):
         gone_usage, new_usage = usage.changes_since(self.usage)
         if not (gone_lines or new_lines or gone_usage or new_usage):
             return self
+        return self.changed(state, usage, place, (gone_lines, new_lines),
+                            (gone_usage, new_usage))
+
+    def changed(self, state, usage, place, state_changes, usage_changes):
+        """This read with the state and usage lines gone and new of
+        ``state_changes`` and ``usage_changes`` (each (lines gone, lines
+        new)), which make ``state`` and ``usage``: see patched."""
+        gone_lines, new_lines = state_changes
+        gone_usage, new_usage = usage_changes
         # With the same providers, the same holders serve.
         providers = self.providers
         holders = self.holders_by_class
@@ -264,14 +290,7 @@ class CloudRead(scope_reads.Read):
             placed = (place(sorted(map(_state_row, new_lines)))
                       if new_lines else {})
             providers.update(placed)
-            patched_holders = {}
-            # A copy: another thread may be indexing a class of this read.
-            for rc_id, held in list(holders.items()):
-                held = patched_holders[rc_id] = dict(held)
-                for provider_id in gone:
-                    held.pop(provider_id, None)
-            scope_reads.index(placed, patched_holders)
-            holders = patched_holders
+            holders = _patched_holders(holders, gone, placed)
         used = self.used
         using = set()
         if gone_usage or new_usage:
@@ -288,6 +307,92 @@ class CloudRead(scope_reads.Read):
                             for orders, order in self._orders.items()}
             self._orders = {}
         return made
+
+
+def _patched_holders(holders, gone, placed):
+    """``holders`` (see CloudRead.holders_by_class) without the providers
+    ``gone``, with those ``placed``: a new dict, which copies only the
+    classes they hold (another thread may be indexing a class of the
+    read patched)."""
+    touched = {rc_id for _parent, _root, stock in placed.values()
+               for rc_id, *_ in stock[3]}
+    patched = {}
+    for rc_id, held in list(holders.items()):
+        if rc_id in touched or any(p in held for p in gone):
+            held = dict(held)
+            for provider_id in gone:
+                held.pop(provider_id, None)
+        patched[rc_id] = held
+    scope_reads.index(placed, {rc_id: patched[rc_id] for rc_id in touched
+                               if rc_id in patched})
+    return patched
+
+
+def _read_written_since(conn, ids_reused, last, place):
+    """PostgreSQL: ``last`` (the CloudRead of the whole cloud) brought up
+    to date from the rows of providers and allocations written (inserted
+    or updated) since its statement, read with how many rows each table
+    holds now; None when some row was deleted since (a deleted row leaves
+    nothing to read: the lines are then read whole and compared), or when
+    ``last`` is older than MOST_TRANSACTIONS_SINCE transactions.
+
+    A row written since carries in ``xmin`` a transaction at or after the
+    oldest one running when ``last`` was read (its snapshot's xmin):
+    every transaction ``last`` did not see. Rows written by transactions
+    ``last`` did see come back too, and are found unchanged."""
+    oldest_unseen = _snapshot_xmin(last.transactions_seen)
+    state, usage, providers, allocations, seen = conn.execute(
+        _written_since_query(ids_reused),
+        {'since': str(oldest_unseen % 2 ** 32)}).one()
+    if _snapshot_xmin(seen) - oldest_unseen > MOST_TRANSACTIONS_SINCE:
+        return None
+    state_now = last.state.written(state, providers)
+    usage_now = last.usage.written(usage, allocations)
+    if state_now is None or usage_now is None:
+        return None
+    made = last.changed(state_now[0], usage_now[0], place, state_now[1:],
+                        usage_now[1:])
+    made.transactions_seen = seen
+    return made
+
+
+def _snapshot_xmin(snapshot):
+    """The oldest transaction running in ``snapshot`` (PostgreSQL's
+    pg_current_snapshot() as text, ``xmin:xmax:running``)."""
+    return int(snapshot.split(':', 1)[0])
+
+
+class _Xid(sa.types.UserDefinedType):
+    """PostgreSQL's xid: a transaction id of 32 bits."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **_kw):
+        return 'xid'
+
+
+@functools.cache
+def _written_since_query(ids_reused):
+    """The lines (see _query) of the providers and allocations written by
+    a transaction at or after ``:since`` (a transaction id of 32 bits),
+    how many rows each table holds, and the transactions the statement
+    saw. (age() counts back from the newest transaction, across
+    wraparound. At 50,000 hosts the statement scans 630,000 rows: about
+    110 ms of the database's time, against 520 ms to read every line.)"""
+    since = sa.func.age(sa.cast(sa.bindparam('since', type_=sa.Text),
+                                _Xid()))
+
+    def written(table):
+        return sa.func.age(sa.literal_column(
+            '%s.xmin' % table.name, type_=_Xid())) <= since
+
+    state, usage = (_text_lines(*columns).where(written(table))
+                    for columns, table in zip(_columns(ids_reused),
+                                              (rp, alloc)))
+    counts = (sa.select(sa.func.count()).select_from(table)
+              for table in (rp, alloc))
+    return sa.select(*(select.scalar_subquery() for select in (
+        state, usage, *counts, _TRANSACTIONS_SEEN)))
 
 
 def _nothing_read():
@@ -356,30 +461,63 @@ def _patched_usage(used, gone_lines, new_lines):
 class _Lines:
     """A table read as one text value, one line per row (see
     _query): compared whole with the last read of the same table,
-    which is cheap, and as a set of lines only when it differs."""
+    which is cheap, and as a set of lines only when it differs. Lines
+    brought up to date from the rows written since (written) have no
+    text, only their lines by row id."""
 
-    __slots__ = ('text', '_lines')
+    __slots__ = ('text', '_lines', '_by_id')
 
-    def __init__(self, text):
-        self.text = text or ''
+    def __init__(self, text, by_id=None):
+        self.text = None if by_id is not None else (text or '')
         self._lines = None
+        #: {row id (text): line}, made when first brought up to date (and
+        #: kept, for the next time this read is).
+        self._by_id = by_id
 
     @property
     def lines(self):
         if self._lines is None:
-            self._lines = (frozenset(self.text.split('\n')) if self.text
-                           else frozenset())
+            if self.text is None:
+                self._lines = frozenset(self._by_id.values())
+            else:
+                self._lines = (frozenset(self.text.split('\n')) if self.text
+                               else frozenset())
         return self._lines
 
     def changes_since(self, last):
         """(lines gone, lines new) since the ``last`` read. After nothing
         read, every line is new and no set is made: a process whose cloud
         stays at rest never keeps one (at 5,000 hosts, 8 MB of lines)."""
-        if self.text == last.text:
+        if self.text is not None and self.text == last.text:
             return (), ()
-        if not last.text:
-            return (), self.text.split('\n')
+        if last.text == '':
+            return (), self.text.split('\n') if self.text else ()
         return last.lines - self.lines, self.lines - last.lines
+
+    def written(self, text, rows):
+        """(These lines with the rows written since, ``text`` (their
+        lines now), lines gone, lines new); None when the table's
+        ``rows`` now say some row was deleted since."""
+        by_id = self._by_id
+        if by_id is None:
+            # From the text: no set of lines is made (see changes_since).
+            by_id = self._by_id = {line.split(' ', 1)[0]: line
+                                   for line in self.text.split('\n')
+                                   if line}
+        gone, new = [], []
+        for line in text.split('\n') if text else ():
+            was = by_id.get(line.split(' ', 1)[0])
+            if was != line:
+                new.append(line)
+                if was is not None:
+                    gone.append(was)
+        if len(by_id) + len(new) - len(gone) != rows:
+            return None
+        if not new:
+            return self, (), ()
+        by_id = dict(by_id)
+        by_id.update((line.split(' ', 1)[0], line) for line in new)
+        return _Lines(None, by_id), gone, new
 
 
 def _line(*columns):
