@@ -250,11 +250,12 @@ def _require_enough(ctx, request, bound, offers, count, trees):
 
 
 def _take(conn, conf, claims, offers, walks, trees):
-    """The body of a claim's transaction: ([Claimed], candidates refused),
-    from the first of ``walks`` (see _walks) that holds every consumer;
-    with same_aggregate each walk is in a savepoint, rolled back when it
-    does not. Raises _AllLost, or the last locks.Busy met (Database.write
-    then waits for those rows and runs it again), when none does."""
+    """The body of a claim's transaction: ([Claimed], candidates refused
+    in every walk tried), from the first of ``walks`` (see _walks) that
+    holds every consumer; with same_aggregate each walk is in a savepoint,
+    rolled back when it does not. Raises _AllLost, or the last locks.Busy
+    met (Database.write then waits for those rows and runs it again), when
+    none does."""
     owners = consumers.ensure_owners(conn, conf, claims)
     existing = consumers.lock_consumers(conn, claims)
     consumers.check_generations(claims, existing)
@@ -265,9 +266,12 @@ def _take(conn, conf, claims, offers, walks, trees):
             contextlib.nullcontext())
         try:
             with savepoint:
-                return _walk(conn, claims, offers, walk, states, trees)
+                claimed, refused = _walk(conn, claims, offers, walk, states,
+                                         trees)
         except _AllLost as stuck:
             lost.append(stuck)
+            continue
+        return claimed, refused + sum(stuck.refused for stuck in lost)
     busy = [stuck.busy for stuck in lost if stuck.busy is not None]
     if busy:
         raise busy[-1]
