@@ -123,8 +123,10 @@ def claim(ctx, request, claims, trees=ANY):
     """Allocate the best candidates of ``request`` (a CandidateRequest) to
     the consumers of ``claims`` (consumers.ConsumerClaim, their
     allocations left empty), all or none; Claims. 409 when nothing fits
-    (placement_lite.claim.nothing_fits, with explain's reasons) or when
-    every candidate of each search was taken concurrently
+    (placement_lite.claim.nothing_fits, with explain's reasons; for a
+    batch, also when in some search a consumer after the first found no
+    candidate left) or when every candidate of each search was taken
+    concurrently before the first consumer could take one
     (placement.concurrent_update). ``trees``: ANY, DISTINCT or
     SAME_AGGREGATE."""
     if trees == DISTINCT and request.limit is not None and (
@@ -135,6 +137,8 @@ def claim(ctx, request, claims, trees=ANY):
             code=errors.QUERYPARAM_BAD_VALUE)
     bound = _bound(request, len(claims), trees)
     refused = 0
+    # The furthest consumer of the batch a search found nothing left for.
+    furthest = 0
     for _search in range(SEARCHES):
         order = engine.claim_order(ctx.db, ctx.conf, request, bound)
         offers = _offers(order.found)
@@ -146,20 +150,20 @@ def claim(ctx, request, claims, trees=ANY):
                     conn, ctx.conf, claims, offers, walks, trees))
         except _AllLost as all_lost:
             refused += all_lost.refused
-            last = all_lost
+            furthest = max(furthest, all_lost.index)
             continue
         return Claims(claimed, refused + refused_now)
-    if last.index and trees == SAME_AGGREGATE:
+    if furthest and trees == SAME_AGGREGATE:
         raise _nothing_fits(
             'No aggregate among the trees of the best %d candidates holds '
             'the %d consumers together (trees=same_aggregate).'
             % (bound, len(claims)))
-    if last.index:
+    if furthest:
         raise _nothing_fits(
             'The %d consumers do not fit together: no candidate among the '
             'best %d was left for consumer %d after the claims of those '
-            'before it, in each of %d searches.'
-            % (len(claims), bound, last.index + 1, SEARCHES))
+            'before it (%d searches).'
+            % (len(claims), bound, furthest + 1, SEARCHES))
     raise errors.Conflict(WORDING.concurrent.format(
         'the best %d candidates were taken by concurrent writers in each '
         'of %d searches' % (bound, SEARCHES)),
