@@ -3,7 +3,9 @@ ranked candidates (tests/test_ranked_candidates.py), on random worlds, on
 each database: a claim alone takes the candidate the oracle ranks first;
 concurrent claims never over-commit, write exactly what they answered,
 and answer "nothing fits" only when nothing does; a batch with
-trees=distinct is all or nothing."""
+trees=distinct is all or nothing; a batch with trees=same_aggregate lands
+where a model of the documented walk, on the world's own numbers, puts
+it, or nowhere."""
 
 import collections
 import threading
@@ -11,6 +13,7 @@ import urllib.parse
 import uuid
 
 import pytest
+import sqlalchemy as sa
 from hypothesis import HealthCheck
 from hypothesis import given
 from hypothesis import settings
@@ -18,6 +21,7 @@ from hypothesis import strategies as st
 
 from placement_lite import engine
 from placement_lite import errors
+from placement_lite.db import tables
 from tests import candidate_worlds as worlds
 from tests import claims as claim_load
 from tests import harness
@@ -266,5 +270,161 @@ def test_dispersed_claims_start_at_different_trees(dispersion, hosts_taken):
             (claimed,) = answer['claims'].values()
             taken.update(claimed['allocations'])
         assert len(taken) == hosts_taken
+    finally:
+        env.close()
+
+
+#: Aggregates the same_aggregate worlds add to their providers.
+RACKS = ('rack-a', 'rack-b', 'rack-c')
+
+
+@st.composite
+def worlds_in_racks(draw):
+    """ranked.random_worlds, each provider (a root, a child, the sharing
+    provider) a member of some of RACKS besides its own aggregates: only
+    the roots' count."""
+    world = draw(ranked.random_worlds())
+    for provider in world:
+        racks = draw(st.lists(st.sampled_from(RACKS), unique=True,
+                              max_size=2))
+        if racks:
+            provider['aggregates'] = provider.get('aggregates', []) + racks
+    return world
+
+
+def _packed(world, ranked_list, count):
+    """The documented same_aggregate walk on the world's own numbers:
+    (aggregate name, [allocations by name per consumer], candidates
+    refused), or None when no aggregate holds ``count`` consumers.
+
+    ``ranked_list``: the candidates the claim considers, best first (the
+    oracle's). A candidate is in the aggregates every root of the
+    providers it allocates from or maps is a member of; aggregates are
+    tried in the order of their best candidates (ties by uuid); in each,
+    consumers take the first candidate that fits, from the one after the
+    last taken, wrapping around."""
+    root_of = ranked._trees(world)
+    membership = {p['name']: set(p.get('aggregates', ())) for p in world}
+    by_aggregate = {}
+    for _key, allocations, mappings in ranked_list:
+        providers = set(allocations).union(*mappings.values())
+        shared = set.intersection(*(membership[root_of[p]]
+                                    for p in providers))
+        for aggregate in sorted(shared, key=worlds.uuid_of):
+            by_aggregate.setdefault(aggregate, []).append(allocations)
+    capacities = _capacities(world)
+    refused = 0
+    for aggregate, walk in by_aggregate.items():
+        used = _used(world, {}, {})
+        taken = []
+        position = 0
+        for _consumer in range(count):
+            for step in range(len(walk)):
+                at = (position + step) % len(walk)
+                if all(used[p, rc] + amount <= capacities[p, rc]
+                       for p, resources in walk[at].items()
+                       for rc, amount in resources.items()):
+                    for p, resources in walk[at].items():
+                        for rc, amount in resources.items():
+                            used[p, rc] += amount
+                    taken.append(walk[at])
+                    position = at + 1
+                    break
+                refused += 1
+            else:
+                break
+        else:
+            return aggregate, taken, refused
+    return None
+
+
+def _consumer_uuids(db):
+    with db.reader() as conn:
+        return set(conn.execute(sa.select(tables.consumers.c.uuid)).scalars())
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow,
+                                 HealthCheck.data_too_large])
+@given(world=worlds_in_racks(), query=ranked.ranked_queries(),
+       count=st.integers(1, 4))
+def test_a_same_aggregate_batch_lands_where_the_model_packs_it(
+        backend, world, query, count):
+    """A quiet batch with trees=same_aggregate takes exactly what the
+    model's walk gives each consumer, in the first aggregate in rank order
+    that holds them all, every tree of every claimed candidate a member of
+    it; when the model finds no aggregate, 409 nothing fits and nothing is
+    written (no allocation, no consumer)."""
+    pairs, limit = query
+    env = harness.Environment(backend)
+    try:
+        ids = worlds.load_into_db(env.db, world)
+        names = {worlds.uuid_of(name): name for name in ids}
+        try:
+            ranked_list = claim_oracle(env, world, ids, pairs, limit)
+        except errors.BadRequest:
+            return
+        if limit:
+            pairs = pairs + [('limit', str(limit))]
+        held_before = claim_load.allocations_in_database(env.db)
+        consumers_before = _consumer_uuids(env.db)
+        batch = [str(uuid.uuid4()) for _ in range(count)]
+        status, answer = claim(env, pairs, batch, trees='same_aggregate')
+        expected = _packed(world, ranked_list, count)
+        if expected is None:
+            assert status == 409, answer
+            assert answer['errors'][0]['code'] == errors.CLAIM_NOTHING_FITS
+            assert claim_load.allocations_in_database(env.db) == held_before
+            assert _consumer_uuids(env.db) == consumers_before
+            return
+        aggregate, taken, refused = expected
+        assert status == 200, answer
+        assert list(answer['claims']) == batch
+        assert [_by_name(answer['claims'][consumer]['allocations'], names)
+                for consumer in batch] == taken
+        assert answer['refused'] == refused
+        root_of = ranked._trees(world)
+        membership = {p['name']: set(p.get('aggregates', ())) for p in world}
+        for claimed in answer['claims'].values():
+            used = set(_by_name(claimed['allocations'], names)).union(*(
+                {names[uuid] for uuid in uuids}
+                for uuids in claimed['mappings'].values()))
+            assert all(aggregate in membership[root_of[p]] for p in used)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize('share_aggregates, hosts_taken', [
+    (['storage'], ['h2', 'h2']),
+    (['storage', 'rack'], ['h1', 'h2']),
+])
+def test_a_sharing_provider_must_be_in_the_aggregate(share_aggregates,
+                                                      hosts_taken):
+    """h1 (in rack and storage, no disk of its own) ranks first by VCPU but
+    takes its disk from the sharing provider, which has room for one
+    consumer; h2 (in rack) has disk of its own. A batch of two: the
+    candidate h1 + share is in the aggregates both roots are in, storage
+    alone (which holds one consumer, not two) unless the share is in rack
+    too: then rack holds h1 + share and h2; else both consumers pack onto
+    h2, rack's only other candidate."""
+    env = harness.Environment('sqlite')
+    try:
+        worlds.load_into_db(env.db, [
+            {'name': 'h1', 'inventories': {'VCPU': 8},
+             'aggregates': ['rack', 'storage']},
+            {'name': 'h2', 'inventories': {'VCPU': 4, 'DISK_GB': 10},
+             'aggregates': ['rack']},
+            {'name': 'share', 'inventories': {'DISK_GB': 1},
+             'traits': [ranked.SHARES], 'aggregates': share_aggregates}])
+        batch = [str(uuid.uuid4()), str(uuid.uuid4())]
+        status, answer = claim(env, [('resources', 'VCPU:1,DISK_GB:1'),
+                                     ('rank_by', 'spread:VCPU')], batch,
+                               trees='same_aggregate')
+        assert status == 200, answer
+        hosts = {worlds.uuid_of(name): name for name in ('h1', 'h2')}
+        assert [hosts[uuid] for consumer in batch
+                for uuid in answer['claims'][consumer]['allocations']
+                if uuid in hosts] == hosts_taken
     finally:
         env.close()

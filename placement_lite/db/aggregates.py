@@ -9,6 +9,7 @@ from placement_lite.db import tables
 
 aggregates = tables.placement_aggregates
 links = tables.resource_provider_aggregates
+resource_providers = tables.resource_providers
 
 
 _UUIDS_OF = (
@@ -23,6 +24,29 @@ def aggregate_uuids_of(conn, provider_id):
     """The uuids of the provider's aggregates, oldest aggregate first."""
     return list(conn.execute(_UUIDS_OF,
                              {'provider_id': provider_id}).scalars())
+
+
+_ROOT_MEMBERSHIPS = (
+    sa.select(resource_providers.c.id, aggregates.c.uuid)
+    .select_from(resource_providers
+                 .join(links, links.c.resource_provider_id
+                       == resource_providers.c.root_provider_id)
+                 .join(aggregates, aggregates.c.id == links.c.aggregate_id)))
+
+
+def aggregates_of_roots(conn, provider_ids):
+    """{provider id: frozenset of the uuids of the aggregates its root
+    provider is a member of}, for each of ``provider_ids`` (an empty set
+    for a provider whose root is in none, or that does not exist). A
+    root's own membership, as GET /resource_providers/{uuid}/aggregates
+    shows it: what the rest of its tree is a member of does not count."""
+    found = {provider_id: set() for provider_id in provider_ids}
+    if found:
+        for provider_id, uuid in conn.execute(_ROOT_MEMBERSHIPS.where(
+                bulk.one_of(conn, resource_providers.c.id, list(found)))):
+            found[provider_id].add(uuid)
+    return {provider_id: frozenset(uuids)
+            for provider_id, uuids in found.items()}
 
 
 def aggregate_ids(conn, uuids):

@@ -22,6 +22,8 @@ def body(parsed_args):
                            for consumer in parsed_args.consumers}}
     if parsed_args.distinct_trees:
         claim['trees'] = 'distinct'
+    elif parsed_args.same_aggregate:
+        claim['trees'] = 'same_aggregate'
     return claim
 
 
@@ -67,9 +69,14 @@ class ClaimAllocationCandidate(command.Lister):
             '--consumer-generation', metavar='<n>', type=int,
             help='The generation of an existing consumer (none: a new '
                  'consumer)')
-        parser.add_argument(
+        trees = parser.add_mutually_exclusive_group()
+        trees.add_argument(
             '--distinct-trees', action='store_true',
             help='Each consumer of a batch in a tree (host) of its own')
+        trees.add_argument(
+            '--same-aggregate', action='store_true',
+            help='Every consumer of a batch in the trees (hosts) of one '
+                 'aggregate; they may share a tree')
         return parser
 
     def take_action(self, parsed_args):

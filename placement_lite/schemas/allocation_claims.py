@@ -11,9 +11,10 @@ from placement_lite.schemas import allocations
 
 #: The most consumers one claim may name.
 MAX_CONSUMERS = 1000
-#: The values of ``trees``: consumers may share trees (the default), or
-#: each is in a tree of its own (anti-affinity).
-TREES = ['any', 'distinct']
+#: The values of ``trees``: consumers may share trees (the default), each
+#: is in a tree of its own (anti-affinity), or all are in trees of one
+#: aggregate (affinity).
+TREES = ['any', 'distinct', 'same_aggregate']
 
 
 def _query(version):

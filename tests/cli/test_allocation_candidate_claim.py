@@ -65,3 +65,38 @@ def test_claim_errors(openstack):
     assert nothing.returncode == 1
     assert ('No allocation candidate fits the request: the unsuffixed group: '
             'no provider left at step' in nothing.stderr)
+
+
+def test_claim_a_batch_in_one_aggregate(openstack):
+    """--same-aggregate: the roomiest host, in no aggregate, ranks first
+    but is never taken; both consumers pack onto the host in a rack."""
+    packed_class = 'CUSTOM_CLAIMED_PACKED'
+    openstack('resource', 'class', 'create', packed_class, version='1.2',
+              parse=False)
+    hosts = {}
+    for name, total in (('cli-claim-loose', 8), ('cli-claim-racked', 4)):
+        host = openstack('resource', 'provider', 'create', name,
+                         version='1.14')
+        openstack('resource', 'provider', 'inventory', 'set', host['uuid'],
+                  '--resource', '%s=%d' % (packed_class, total),
+                  version='1.14')
+        hosts[name] = host['uuid']
+    openstack('resource', 'provider', 'aggregate', 'set',
+              hosts['cli-claim-racked'], '--aggregate', str(uuid.uuid4()),
+              '--generation', '1', version='1.19')
+    batch = [str(uuid.uuid4()), str(uuid.uuid4())]
+    packed = openstack('allocation', 'candidate', 'claim',
+                       'resources=%s:1' % packed_class, '--consumer',
+                       batch[0], '--consumer', batch[1], '--same-aggregate',
+                       *OWNER, version=DEFAULT)
+    racked = hosts['cli-claim-racked']
+    assert [(row['Consumer'], row['Allocations']) for row in packed] == [
+        (batch[0], '%s: %s=1' % (racked, packed_class)),
+        (batch[1], '%s: %s=1' % (racked, packed_class))]
+    both = openstack('allocation', 'candidate', 'claim',
+                     'resources=%s:1' % packed_class, '--consumer',
+                     str(uuid.uuid4()), '--distinct-trees',
+                     '--same-aggregate', *OWNER, version=DEFAULT,
+                     parse=False, check=False)
+    assert both.returncode != 0
+    assert 'not allowed with argument' in both.stderr

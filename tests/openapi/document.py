@@ -813,6 +813,9 @@ def _claims(b):
              'explain. The best candidate by the rank key is allocated to '
              'each consumer, all or none, in one transaction; a candidate '
              'lost to a concurrent writer is followed by the next best. '
+             'trees: any (the default), distinct (each consumer of a batch '
+             'in a tree of its own) or same_aggregate (every tree of the '
+             'batch in one aggregate). '
              '409 placement_lite.claim.nothing_fits when nothing fits '
              '(api-ref/extensions.md).'))
 
