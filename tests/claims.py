@@ -13,16 +13,21 @@ consumers it cannot be sure of (any other answer, or none). Afterwards:
   half-written) and every acknowledged claim is there.
 
 Both check that no inventory is over-committed.
+
+:class:`AllocationClaimer` claims with ``POST /allocation_claims`` (1.43)
+instead, on providers :func:`put_in_racks` puts in two aggregates.
 """
 
 import collections
 import random
 import threading
 import time
+import urllib.parse
 import uuid
 
 import sqlalchemy as sa
 
+from placement_lite import errors
 from placement_lite.db import tables
 from tests import servers
 
@@ -327,3 +332,98 @@ def assert_whole(db, clients):
             assert consumer in held, consumer
         for consumer in client.released - uncertain:
             assert consumer not in held, consumer
+
+
+#: The microversion of POST /allocation_claims, and the claims an
+#: AllocationClaimer sends at most.
+CLAIMS_VERSION = '1.43'
+CLAIMS_PER_CLIENT = 30
+#: The aggregates put_in_racks makes: the first half of the providers in
+#: one, the rest in another.
+RACKS = 2
+
+
+def _claim_query(rng):
+    """A random query of a claim: VCPU, maybe MEMORY_MB, maybe ranked."""
+    resources = 'VCPU:%d' % rng.randint(1, 4)
+    if rng.random() < 0.5:
+        resources += ',MEMORY_MB:%d' % (256 * rng.randint(1, 8))
+    pairs = [('resources', resources)]
+    if rng.random() < 0.5:
+        pairs.append(('rank_by', rng.choice(['spread:MEMORY_MB',
+                                             'pack:VCPU'])))
+    return urllib.parse.urlencode(pairs)
+
+
+class AllocationClaimer(threading.Thread):
+    """Claims with POST /allocation_claims (1.43) until nothing fits, the
+    requests bounded: single claims, batches on distinct trees and batches
+    in one aggregate; keeps a ledger."""
+
+    def __init__(self, port, seed, deadline):
+        super().__init__(daemon=True)
+        self.port = port
+        self.random = random.Random(seed)
+        self.deadline = deadline
+        #: {consumer: {provider: resources}} answered 200.
+        self.claimed = {}
+        #: The providers of each batch claimed with trees=same_aggregate.
+        self.packed = []
+        #: Queries answered 409 nothing fits.
+        self.nothing_fit = []
+        #: Answers that were neither.
+        self.unexpected = []
+        self.crash = None
+
+    def run(self):
+        try:
+            self.work()
+        except Exception as exc:  # noqa: reported by the test
+            self.crash = exc
+            raise
+
+    def work(self):
+        for _request in range(CLAIMS_PER_CLIENT):
+            if time.monotonic() > self.deadline:
+                return
+            query = _claim_query(self.random)
+            batch = self.random.choice([1, 1, 1, 2, 3])
+            body = {'consumers': {str(uuid.uuid4()): dict(
+                PROJECT, consumer_generation=None,
+                consumer_type='INSTANCE') for _ in range(batch)}}
+            if batch > 1:
+                body['trees'] = self.random.choice(['distinct',
+                                                    'same_aggregate'])
+            status, answer = servers.request(
+                self.port, 'POST', '/allocation_claims?' + query, body,
+                version=CLAIMS_VERSION)
+            if status == 200:
+                given = {consumer: {provider: allocation['resources']
+                                    for provider, allocation
+                                    in claimed['allocations'].items()}
+                         for consumer, claimed in answer['claims'].items()}
+                self.claimed.update(given)
+                if body.get('trees') == 'same_aggregate':
+                    self.packed.append(set().union(*given.values()))
+            elif status == 409 and answer['errors'][0]['code'] == (
+                    errors.CLAIM_NOTHING_FITS):
+                self.nothing_fit.append((query, body.get('trees'), batch))
+            else:
+                self.unexpected.append((status, answer))
+
+
+def put_in_racks(port, providers):
+    """The providers in RACKS aggregates, by equal parts in order; the
+    racks, each a set of provider uuids."""
+    size = len(providers) // RACKS
+    racks = [set(providers[index:index + size])
+             for index in range(0, len(providers), size)]
+    for rack in racks:
+        aggregate = str(uuid.uuid4())
+        for provider in rack:
+            status, answer = servers.request(
+                port, 'PUT', '/resource_providers/%s/aggregates' % provider,
+                {'resource_provider_generation': 1,
+                 'aggregates': [aggregate]}, version='1.19')
+            assert status == 200, answer
+    return racks

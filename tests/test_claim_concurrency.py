@@ -20,15 +20,11 @@ Loops are bounded in count and in time; only 127.0.0.1 is used.
 """
 
 import collections
-import random
-import threading
 import time
 import urllib.parse
-import uuid
 
 import pytest
 
-from placement_lite import errors
 from tests import claims
 from tests import harness
 from tests import servers
@@ -36,80 +32,10 @@ from tests import servers
 #: Run on MariaDB too (see tests/conftest.py).
 pytestmark = [pytest.mark.mysql, pytest.mark.slow]
 
-VERSION = '1.43'
 PROCESSES = 4
 CLIENTS = 16
 PROVIDERS = 6
-#: The providers' aggregates: the first half in one, the rest in another.
-RACKS = 2
-REQUESTS_PER_CLIENT = 30
 RUN_TIMEOUT = 240.0
-
-
-def _query(rng):
-    resources = 'VCPU:%d' % rng.randint(1, 4)
-    if rng.random() < 0.5:
-        resources += ',MEMORY_MB:%d' % (256 * rng.randint(1, 8))
-    pairs = [('resources', resources)]
-    if rng.random() < 0.5:
-        pairs.append(('rank_by', rng.choice(['spread:MEMORY_MB',
-                                             'pack:VCPU'])))
-    return urllib.parse.urlencode(pairs)
-
-
-class Claimer(threading.Thread):
-    """Claims until nothing fits, the requests bounded; keeps a ledger."""
-
-    def __init__(self, port, seed, deadline):
-        super().__init__(daemon=True)
-        self.port = port
-        self.random = random.Random(seed)
-        self.deadline = deadline
-        #: {consumer: {provider: resources}} answered 200.
-        self.claimed = {}
-        #: The providers of each batch claimed with trees=same_aggregate.
-        self.packed = []
-        #: Queries answered 409 nothing fits.
-        self.nothing_fit = []
-        #: Answers that were neither.
-        self.unexpected = []
-        self.crash = None
-
-    def run(self):
-        try:
-            self.work()
-        except Exception as exc:  # noqa: reported by the test
-            self.crash = exc
-            raise
-
-    def work(self):
-        for _request in range(REQUESTS_PER_CLIENT):
-            if time.monotonic() > self.deadline:
-                return
-            query = _query(self.random)
-            batch = self.random.choice([1, 1, 1, 2, 3])
-            body = {'consumers': {str(uuid.uuid4()): dict(
-                claims.PROJECT, consumer_generation=None,
-                consumer_type='INSTANCE') for _ in range(batch)}}
-            if batch > 1:
-                body['trees'] = self.random.choice(['distinct',
-                                                    'same_aggregate'])
-            status, answer = servers.request(
-                self.port, 'POST', '/allocation_claims?' + query, body,
-                version=VERSION)
-            if status == 200:
-                given = {consumer: {provider: allocation['resources']
-                                    for provider, allocation
-                                    in claimed['allocations'].items()}
-                         for consumer, claimed in answer['claims'].items()}
-                self.claimed.update(given)
-                if body.get('trees') == 'same_aggregate':
-                    self.packed.append(set().union(*given.values()))
-            elif status == 409 and answer['errors'][0]['code'] == (
-                    errors.CLAIM_NOTHING_FITS):
-                self.nothing_fit.append((query, body.get('trees'), batch))
-            else:
-                self.unexpected.append((status, answer))
 
 
 def _by_class(held):
@@ -150,32 +76,15 @@ def _still_nothing_fits(port, racks, query, trees, batch):
     return not roots
 
 
-def _put_in_racks(port, providers):
-    """The providers in RACKS aggregates, by equal parts in order; the
-    racks, each a set of provider uuids."""
-    size = len(providers) // RACKS
-    racks = [set(providers[index:index + size])
-             for index in range(0, len(providers), size)]
-    for rack in racks:
-        aggregate = str(uuid.uuid4())
-        for provider in rack:
-            status, answer = servers.request(
-                port, 'PUT', '/resource_providers/%s/aggregates' % provider,
-                {'resource_provider_generation': 1,
-                 'aggregates': [aggregate]}, version='1.19')
-            assert status == 200, answer
-    return racks
-
-
 def test_concurrent_claims_never_overcommit_nor_refuse_what_fits(backend):
     db = harness.fresh_database(backend)
     db.dispose()
     server = servers.Uwsgi(db.url, processes=PROCESSES)
     try:
-        racks = _put_in_racks(server.port, claims.create_providers(
+        racks = claims.put_in_racks(server.port, claims.create_providers(
             server.port, count=PROVIDERS))
         deadline = time.monotonic() + RUN_TIMEOUT
-        clients = [Claimer(server.port, seed, deadline)
+        clients = [claims.AllocationClaimer(server.port, seed, deadline)
                    for seed in range(CLIENTS)]
         elapsed = claims.run(clients, RUN_TIMEOUT + 5)
 

@@ -24,6 +24,7 @@ import os_traits
 import pymysql
 import pytest
 
+from placement_lite import errors
 from placement_lite.db import api as db_api
 from placement_lite.db import migrate
 from placement_lite.domain import standard_names
@@ -102,6 +103,55 @@ def test_claims_on_every_node_at_once(cluster):
         assert statuses.count(204) > 0
         claims.assert_exact(database, hosts[0].port, providers, clients)
         first, *others = [checksums(node, 'claims')
+                          for node in cluster.nodes]
+        assert others == [first, first]
+        for host in hosts:
+            assert host.problems_in_log() == []
+    finally:
+        database.dispose()
+        for host in hosts:
+            host.cleanup()
+
+
+def test_allocation_claims_on_every_node_at_once(cluster):
+    """Claims of 1.43 (single, batches on distinct trees, batches in one
+    aggregate) sent through every node at once until nothing fits: each
+    node's service writes its own transactions, the cluster certifies them
+    against each other, and still no inventory is over-committed, the
+    database holds exactly the claims answered 200, every other answer is
+    "nothing fits" or, for a claim the cluster refused on each attempt,
+    "concurrent update" (try again), and the nodes agree."""
+    urls = new_database(cluster, 'allocation_claims')
+    hosts = [servers.Uwsgi(url, processes=2) for url in urls]
+    database = db_api.Database(urls[0])
+    try:
+        racks = claims.put_in_racks(hosts[0].port, claims.create_providers(
+            hosts[0].port, count=6))
+        deadline = time.monotonic() + 60
+        clients = [claims.AllocationClaimer(hosts[seed % 3].port, seed,
+                                            deadline)
+                   for seed in range(CLIENTS)]
+        claims.run(clients, 120)
+
+        # A claim whose transaction the cluster refused on each attempt
+        # (certified against another node's) is told to try again, and
+        # wrote nothing (the database holds exactly the claims answered
+        # 200, below).
+        retry = [answer for client in clients
+                 for answer in client.unexpected
+                 if answer[0] == 409 and answer[1]['errors'][0]['code']
+                 == errors.CONCURRENT_UPDATE]
+        assert [answer for client in clients
+                for answer in client.unexpected if answer not in retry] == []
+        held = claims.allocations_in_database(database)
+        claims.assert_not_overcommitted(held)
+        assert held == {consumer: allocation for client in clients
+                        for consumer, allocation in client.claimed.items()}
+        assert [providers for client in clients
+                for providers in client.packed
+                if not any(providers <= rack for rack in racks)] == []
+        assert any(client.nothing_fit for client in clients)
+        first, *others = [checksums(node, 'allocation_claims')
                           for node in cluster.nodes]
         assert others == [first, first]
         for host in hosts:

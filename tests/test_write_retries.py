@@ -23,9 +23,11 @@ import dataclasses
 import sqlite3
 import uuid
 
+import pymysql
 import pytest
 import sqlalchemy as sa
 
+from placement_lite.db import api as db_api
 from placement_lite.db import tables
 from placement_lite.domain import standard_names
 from tests import harness
@@ -428,3 +430,36 @@ def test_standard_names_sync_retried(env, backend, monkeypatch):
     standard_names.ensure_synced(env.db)
     assert refusing.attempts == 3
     assert standard_names.missing(env.db) == ([], [])
+
+
+def _raised(error, during=None):
+    """``error`` as raised, while handling ``during`` if given."""
+    try:
+        if during is None:
+            raise error
+        try:
+            raise during
+        except type(during):
+            raise error
+    except type(error) as raised:
+        return raised
+
+
+def test_a_savepoint_gone_with_its_refused_transaction_is_a_conflict():
+    """MariaDB ends the whole transaction on a deadlock (on Galera, a
+    certification conflict), its savepoints with it: rolling back to the
+    savepoint a refused statement ran in then fails (1305). That failure,
+    raised while the refusal was handled, is a conflict to try again (a
+    claim answered 500 on Galera before); alone it is not."""
+    def refused():
+        return sa.exc.OperationalError('UPDATE resource_providers', {},
+                                       pymysql.err.OperationalError(
+                                           1213, 'Deadlock found'))
+
+    def gone():
+        return sa.exc.OperationalError(
+            'ROLLBACK TO SAVEPOINT sa_savepoint_1', {},
+            pymysql.err.OperationalError(1305, 'SAVEPOINT does not exist'))
+
+    assert db_api.is_conflict(_raised(gone(), during=refused()))
+    assert not db_api.is_conflict(_raised(gone()))

@@ -318,14 +318,22 @@ _MYSQL_CONFLICTS = (1213, 1205)
 
 def is_conflict(exc):
     """Whether ``exc`` says the write met a concurrent one, and would go
-    through if tried again in a new transaction (see Database.write)."""
-    if isinstance(exc, Retry):
-        return True
-    if not isinstance(exc, sa.exc.DBAPIError):
-        return False
-    return (getattr(exc.orig, 'pgcode', None) in _CONFLICT_SQLSTATES
-            or is_mysql_error(exc, *_MYSQL_CONFLICTS)
-            or 'database is locked' in str(exc.orig))
+    through if tried again in a new transaction (see Database.write); or
+    was raised while such a refusal was being handled: MariaDB ends the
+    whole transaction on a deadlock (on Galera, a certification conflict),
+    its savepoints with it, so rolling back to the savepoint the refused
+    statement ran in fails (1305, no such savepoint), the refusal its
+    context."""
+    while exc is not None:
+        if isinstance(exc, Retry):
+            return True
+        if isinstance(exc, sa.exc.DBAPIError) and (
+                getattr(exc.orig, 'pgcode', None) in _CONFLICT_SQLSTATES
+                or is_mysql_error(exc, *_MYSQL_CONFLICTS)
+                or 'database is locked' in str(exc.orig)):
+            return True
+        exc = exc.__context__
+    return False
 
 
 def describe_error(exc):
