@@ -82,6 +82,15 @@ def retried(hosts):
                for host in hosts)
 
 
+def _assert_nodes_agree(cluster, database, hosts):
+    """Every node holds the same claimed tables of ``database``, and no
+    service of ``hosts`` logged a problem."""
+    first, *others = [checksums(node, database) for node in cluster.nodes]
+    assert others == [first, first]
+    for host in hosts:
+        assert host.problems_in_log() == []
+
+
 def test_claims_on_every_node_at_once(cluster):
     urls = new_database(cluster, 'claims')
     hosts = [servers.Uwsgi(url, processes=2) for url in urls]
@@ -102,11 +111,7 @@ def test_claims_on_every_node_at_once(cluster):
         assert set(statuses) <= {204, 409}
         assert statuses.count(204) > 0
         claims.assert_exact(database, hosts[0].port, providers, clients)
-        first, *others = [checksums(node, 'claims')
-                          for node in cluster.nodes]
-        assert others == [first, first]
-        for host in hosts:
-            assert host.problems_in_log() == []
+        _assert_nodes_agree(cluster, 'claims', hosts)
     finally:
         database.dispose()
         for host in hosts:
@@ -151,11 +156,7 @@ def test_allocation_claims_on_every_node_at_once(cluster):
                 for providers in client.packed
                 if not any(providers <= rack for rack in racks)] == []
         assert any(client.nothing_fit for client in clients)
-        first, *others = [checksums(node, 'allocation_claims')
-                          for node in cluster.nodes]
-        assert others == [first, first]
-        for host in hosts:
-            assert host.problems_in_log() == []
+        _assert_nodes_agree(cluster, 'allocation_claims', hosts)
     finally:
         database.dispose()
         for host in hosts:
