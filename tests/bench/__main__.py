@@ -42,6 +42,7 @@ import time
 
 from tests import harness
 from tests.bench import builder
+from tests.bench import claiming as bench_claiming
 from tests.bench import cloud as bench_cloud
 from tests.bench import mixed_fleet as bench_mixed_fleet
 from tests.bench import queries as bench_queries
@@ -829,8 +830,8 @@ def write_markdown():
     for module, mode in ((bench_storm, 'storm'), (bench_restart, 'restart')):
         if _reports(mode):
             parts += ['', module.markdown(_reports(mode))]
-    parts += ['', bench_mixed_fleet.SECTION, bench_ranked.SECTION,
-              bench_scrape.SECTION, BULK_BODIES]
+    parts += ['', bench_claiming.SECTION, bench_mixed_fleet.SECTION,
+              bench_ranked.SECTION, bench_scrape.SECTION, BULK_BODIES]
     os.makedirs(os.path.dirname(MARKDOWN), exist_ok=True)
     with open(MARKDOWN, 'w') as out:
         out.write('\n'.join(parts) + '\n')
