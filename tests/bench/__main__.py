@@ -45,6 +45,7 @@ from tests.bench import builder
 from tests.bench import claiming as bench_claiming
 from tests.bench import cloud as bench_cloud
 from tests.bench import mixed_fleet as bench_mixed_fleet
+from tests.bench import profile as bench_profile
 from tests.bench import queries as bench_queries
 from tests.bench import ranked as bench_ranked
 from tests.bench import restart as bench_restart
@@ -831,7 +832,8 @@ def write_markdown():
         if _reports(mode):
             parts += ['', module.markdown(_reports(mode))]
     parts += ['', bench_claiming.SECTION, bench_mixed_fleet.SECTION,
-              bench_ranked.SECTION, bench_scrape.SECTION, BULK_BODIES]
+              bench_ranked.SECTION, bench_profile.SECTION,
+              bench_scrape.SECTION, BULK_BODIES]
     os.makedirs(os.path.dirname(MARKDOWN), exist_ok=True)
     with open(MARKDOWN, 'w') as out:
         out.write('\n'.join(parts) + '\n')
