@@ -16,12 +16,14 @@ import falcon
 from keystonemiddleware import auth_token
 from microversion_parse import middleware as microversion_middleware
 from oslo_middleware import cors
+from oslo_middleware import healthcheck
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
 import webob.exc
 
 from placement_lite import conf as config
 from placement_lite import context
+from placement_lite import drain
 from placement_lite import engine
 from placement_lite import errors
 from placement_lite import metrics
@@ -83,6 +85,31 @@ class KeystoneAuth(auth_token.AuthProtocol):
         if _is_root(environ):
             return self._unprotected(environ, start_response)
         return super().__call__(environ, start_response)
+
+
+class Healthcheck:
+    """``/healthcheck``, before anything else: oslo.middleware's
+    healthcheck, with the drain's readiness (``drain.DrainCheck``) always
+    among the backends ``[healthcheck]`` names. Not a route of the
+    reference's (api-ref/divergences.md)."""
+
+    PATH = '/healthcheck'
+
+    def __init__(self, application, conf):
+        backends = conf.healthcheck.backends
+        if drain.HEALTHCHECK_BACKEND not in backends:
+            conf.set_override('backends',
+                              [drain.HEALTHCHECK_BACKEND] + backends,
+                              group='healthcheck')
+        self.application = application
+        # A client outside [healthcheck] allowed_source_ranges goes on to
+        # the API, which has no such route.
+        self.check = healthcheck.Healthcheck(application, conf)
+
+    def __call__(self, environ, start_response):
+        if environ.get('PATH_INFO') == self.PATH:
+            return self.check(environ, start_response)
+        return self.application(environ, start_response)
 
 
 class AcceptJson:
@@ -394,6 +421,7 @@ def build_app(conf, db=None):
     application = metrics.wrap(requestlog.RequestLog(application, conf),
                                conf, db,
                                routes.served(conf.api.enable_extensions))
-    return request_body.RequestBody(request_id.RequestId(application),
-                                    conf.api.max_request_body_size)
+    return Healthcheck(request_body.RequestBody(
+        request_id.RequestId(application), conf.api.max_request_body_size),
+        conf)
 

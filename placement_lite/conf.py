@@ -14,6 +14,7 @@ from oslo_config import cfg
 from oslo_log import log as oslo_log
 from oslo_middleware import cors
 from oslo_middleware import http_proxy_to_wsgi
+from oslo_middleware import opts as middleware_opts
 from oslo_policy import opts as policy_opts
 
 from placement_lite import microversion
@@ -48,6 +49,20 @@ api_opts = [
              'one is answered 413 without being parsed. A proxy in front '
              '(nginx client_max_body_size) should allow somewhat more, so '
              'that the answer is in Placement\'s error format.'),
+    cfg.FloatOpt(
+        'drain_grace_period', default=5.0, min=0,
+        help='placement_lite under uwsgi: seconds a worker told to stop '
+             '(SIGTERM to uwsgi) goes on taking requests while '
+             '/healthcheck answers 503, so that load balancers\' checks '
+             'and orchestrators\' readiness probes take the host out '
+             'first. Then it refuses new connections (a proxy sends them '
+             'to another host), answers every one it accepted and exits '
+             '(docs/deploying.md).'),
+    cfg.FloatOpt(
+        'drain_timeout', default=30.0, min=0,
+        help='placement_lite under uwsgi: the longest a stopping worker '
+             'waits, after drain_grace_period, for every request its host '
+             'accepted to be answered; then it exits all the same.'),
 ]
 
 database_opts = [
@@ -240,6 +255,8 @@ def register_opts(conf):
     policy_opts.set_defaults(conf, policy_file='policy.yaml')
     conf.register_opts(cors.CORS_OPTS, 'cors')
     conf.register_opts(http_proxy_to_wsgi.OPTS, 'oslo_middleware')
+    for group, opts in middleware_opts.list_opts_healthcheck():
+        conf.register_opts(opts, group=group)
     for group, opts in auth_token.list_opts():
         conf.register_opts(opts, group=group)
     for name, value in KEYSTONE_DEFAULTS.items():

@@ -8,6 +8,7 @@ import ctypes.util
 
 from placement_lite import app
 from placement_lite import conf as config
+from placement_lite import drain
 from placement_lite import requestlog
 from placement_lite import worker_death
 
@@ -37,3 +38,4 @@ conf = config.load()
 requestlog.setup(conf)
 application = worker_death.ResetIfTheWorkerDies(app.build_app(conf))
 app.tune_garbage_collector()
+drain.install_under_uwsgi(conf.api.drain_grace_period, conf.api.drain_timeout)

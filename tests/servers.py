@@ -8,7 +8,6 @@ so the tests exercise the lines operators run. :class:`DevServer` runs
 ``placement-lite serve``.
 """
 
-import configparser
 import http.client
 import json
 import os
@@ -27,6 +26,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir))
 BIN = os.path.dirname(sys.executable)
 NGINX_CONF = os.path.join(REPO, 'etc', 'nginx-placement.conf')
 HAPROXY_CONF = os.path.join(REPO, 'etc', 'haproxy-placement-galera.cfg')
+HAPROXY_API_CONF = os.path.join(REPO, 'etc', 'haproxy-placement.cfg')
 #: The microversion the helpers ask for unless told otherwise.
 VERSION = '1.28'
 
@@ -86,15 +86,28 @@ class Uwsgi:
     :attr:`port`; ``behind-nginx`` speaks the uwsgi protocol there."""
 
     def __init__(self, db_url, section='uwsgi', processes=4, lazy=False,
-                 extra_conf='', start=True, tree=REPO):
+                 extra_conf='', start=True, tree=REPO, port=None,
+                 settings=None, drain_grace_period=0):
         """``tree``: the source tree whose code and etc/uwsgi.ini are
-        served (another release's, extracted from git: tests/releases.py)."""
+        served (another release's, extracted from git: tests/releases.py).
+        ``port``: the one to serve on (another host's, taking its place);
+        a free one by default. ``settings``: more options of etc/uwsgi.ini
+        changed, as :func:`ini_with` takes them.
+        ``drain_grace_period``: [api] drain_grace_period; 0 by default,
+        so that tests that do not restart hosts under load stop them at
+        once; None leaves placement.conf's default."""
         self.tree = tree
         self.section = section
         self.processes = processes
         self.lazy = lazy
+        self.settings = settings or {}
         self.workdir = tempfile.mkdtemp(prefix='placement-lite-uwsgi-')
-        self.port = harness._free_port()
+        self.port = port or harness._free_port()
+        if drain_grace_period is not None:
+            # After extra_conf, whose first lines may belong to the
+            # [placement_database] section write_placement_conf ends with.
+            extra_conf = '%s\n[api]\ndrain_grace_period = %s\n' % (
+                extra_conf, drain_grace_period)
         write_placement_conf(self.workdir, db_url, extra_conf)
         self.ini = self._copy_ini()
         self.log_path = os.path.join(self.workdir, 'uwsgi.log')
@@ -103,21 +116,27 @@ class Uwsgi:
             self.start()
 
     def _copy_ini(self):
-        ini = configparser.ConfigParser(interpolation=None, strict=False)
-        ini.read(os.path.join(self.tree, 'etc', 'uwsgi.ini'))
-        shared = ini['placement']
-        shared['env'] = 'OS_PLACEMENT_CONFIG_DIR=%s' % self.workdir
-        shared['processes'] = str(self.processes)
+        with open(os.path.join(self.tree, 'etc', 'uwsgi.ini')) as handle:
+            shipped = handle.read()
+        settings = {'placement': {
+            'env': 'OS_PLACEMENT_CONFIG_DIR=%s' % self.workdir,
+            'processes': str(self.processes)}}
         if self.lazy:
-            shared['lazy-apps'] = 'true'
+            settings['placement']['lazy-apps'] = 'true'
         address = '127.0.0.1:%d' % self.port
         if self.section == 'uwsgi':
-            ini['uwsgi']['http'] = address
+            # The router's socket: shared by the master (this release's
+            # file) or the router's own (earlier releases').
+            router = ('shared-socket' if '\nshared-socket = ' in shipped
+                      else 'http')
+            settings['uwsgi'] = {router: address}
         else:
-            ini[self.section]['socket'] = address
+            settings[self.section] = {'socket': address}
+        for section, options in self.settings.items():
+            settings.setdefault(section, {}).update(options)
         path = os.path.join(self.workdir, 'uwsgi.ini')
         with open(path, 'w') as handle:
-            ini.write(handle)
+            handle.write(ini_with(shipped, settings))
         return path
 
     def start(self):
@@ -188,18 +207,21 @@ class Uwsgi:
                               self.log_text(), re.M))
 
     def problems_in_log(self):
-        """Log lines telling of an error: a traceback, a 5xx, a failed app."""
+        """Log lines telling of an error: a traceback, a 5xx (but a
+        stopping host's readiness, /healthcheck's 503), a failed app."""
         pattern = re.compile(r'Traceback|ERROR|no python application'
                              r'|\(HTTP/1\.\d 5\d\d\)')
         return [line for line in self.log_text().splitlines()
-                if pattern.search(line)]
+                if pattern.search(line) and ' /healthcheck => ' not in line]
 
     def stop(self):
         """Stop the instance as an operator would (SIGTERM)."""
         if self.process.poll() is None:
             self.process.terminate()
             try:
-                self.process.wait(timeout=30)
+                # A drain: [api] drain_grace_period, then the requests in
+                # hand (at most drain_timeout).
+                self.process.wait(timeout=90)
             except subprocess.TimeoutExpired:
                 self.kill()
 
@@ -224,8 +246,8 @@ class Nginx:
 
     def __init__(self, upstream_ports=(), source=NGINX_CONF, upstream=None):
         """``upstream``: the upstream block's ``server`` lines, in place of
-        the shipped ones; by default the first shipped line once per port
-        of ``upstream_ports``."""
+        the shipped ones; by default the shipped ones for a host on each
+        port of ``upstream_ports`` (:func:`upstream_for`)."""
         self.workdir = tempfile.mkdtemp(prefix='placement-lite-nginx-')
         # nginx's workers run as an unprivileged user when started as root.
         os.chmod(self.workdir, 0o777)
@@ -233,9 +255,7 @@ class Nginx:
         with open(source) as handle:
             self.shipped = handle.read()
         if upstream is None:
-            upstream = [re.sub(r' \S+:\d+ ', ' 127.0.0.1:%d ' % port,
-                               upstream_lines(self.shipped)[0])
-                        for port in upstream_ports]
+            upstream = upstream_for(self.shipped, upstream_ports)
         conf = self._copy_conf(upstream)
         for name in ('uwsgi_params',):
             shutil.copy(os.path.join('/etc/nginx', name), self.workdir)
@@ -317,15 +337,14 @@ class GaleraCheck:
         _terminate(self.process)
 
 
-class HAProxy:
-    """etc/haproxy-placement-galera.cfg in front of Galera nodes, each
-    checked by its GaleraCheck: the shipped file with only the addresses
-    and ports changed."""
+class _HAProxyProcess:
+    """An haproxy run from ``text`` (a shipped file, edited), listening on
+    :attr:`port`."""
 
-    def __init__(self, nodes, checks):
-        self.workdir = tempfile.mkdtemp(prefix='placement-lite-haproxy-')
-        self.port = harness._free_port()
-        path = self._copy_conf(nodes, checks)
+    def _launch(self, text):
+        path = os.path.join(self.workdir, 'haproxy.cfg')
+        with open(path, 'w') as handle:
+            handle.write(text)
         self.process = subprocess.Popen(
             [provision.require('haproxy')['haproxy'], '-db', '-f', path],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -333,7 +352,23 @@ class HAProxy:
             self.stop()
             raise RuntimeError('haproxy did not start')
 
-    def _copy_conf(self, nodes, checks):
+    def _listens(self):
+        return _reachable(self.process, 'haproxy',
+                          lambda: socket.create_connection(
+                              ('127.0.0.1', self.port), 2).close())
+
+    def stop(self):
+        _terminate(self.process, self.workdir)
+
+
+class HAProxy(_HAProxyProcess):
+    """etc/haproxy-placement-galera.cfg in front of Galera nodes, each
+    checked by its GaleraCheck: the shipped file with only the addresses
+    and ports changed."""
+
+    def __init__(self, nodes, checks):
+        self.workdir = tempfile.mkdtemp(prefix='placement-lite-haproxy-')
+        self.port = harness._free_port()
         with open(HAPROXY_CONF) as handle:
             text = handle.read()
         text = text.replace('bind 127.0.0.1:3306',
@@ -343,22 +378,63 @@ class HAProxy:
                 r'(server node%d )\S+( check)' % index,
                 r'\g<1>127.0.0.1:%d\g<2> port %d' % (node.port, check.port),
                 text)
-        path = os.path.join(self.workdir, 'haproxy.cfg')
-        with open(path, 'w') as handle:
-            handle.write(text)
-        return path
+        self._launch(text)
 
     def url(self, database):
         return 'mysql+pymysql://root@127.0.0.1:%d/%s?charset=utf8mb4' % (
             self.port, database)
 
-    def _listens(self):
-        return _reachable(self.process, 'haproxy',
-                          lambda: socket.create_connection(
-                              ('127.0.0.1', self.port), 2).close())
 
-    def stop(self):
-        _terminate(self.process, self.workdir)
+class HAProxyFront(_HAProxyProcess):
+    """An HAProxy file of etc/ for API hosts (etc/haproxy-placement.cfg
+    unless ``source`` says otherwise) in front of hosts answering HTTP on
+    the ports of ``hosts`` ({name of a shipped ``server`` line: port}; the
+    other ``server`` lines left out): the shipped file with only those
+    lines, the address it listens on and its admin socket changed."""
+
+    def __init__(self, hosts, check_path=None, source=HAPROXY_API_CONF):
+        """``check_path``: the path each host's check asks for, in place
+        of the shipped one."""
+        self.workdir = tempfile.mkdtemp(prefix='placement-lite-haproxy-')
+        self.port = harness._free_port()
+        self.admin_socket = os.path.join(self.workdir, 'admin.sock')
+        self.names = list(hosts)
+        with open(source) as handle:
+            text = handle.read()
+
+        def at_its_port(line):
+            lead, name, rest = line.groups()
+            if name not in hosts:
+                return ''
+            return '%s%s 127.0.0.1:%d%s\n' % (lead, name, hosts[name], rest)
+        text = re.sub(r'^( *server )(\S+) \S+(.*)\n', at_its_port, text,
+                      flags=re.M)
+        text = text.replace('bind :8778', 'bind 127.0.0.1:%d' % self.port)
+        text = text.replace('/run/haproxy/placement.sock', self.admin_socket)
+        if check_path:
+            text = re.sub(r'(http-check send meth GET uri )\S+',
+                          r'\g<1>' + check_path, text)
+        self._launch(text)
+
+    def admin(self, command):
+        """The runtime API's answer to ``command`` (what ``echo COMMAND |
+        socat stdio SOCKET`` prints)."""
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.connect(self.admin_socket)
+            sock.sendall(command.encode() + b'\n')
+            chunks = []
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
+        return b''.join(chunks).decode()
+
+    def servers(self):
+        """{server name: its row of ``show stat``, as {column: value}}."""
+        header, *rows = self.admin('show stat').splitlines()
+        columns = header.lstrip('# ').split(',')
+        rows = [dict(zip(columns, row.split(','))) for row in rows if row]
+        return {row['svname']: row for row in rows
+                if row['pxname'] == 'placement' and row['svname'] in
+                self.names}
 
 
 class DevServer:
@@ -427,9 +503,66 @@ def holding_connections(pids, port):
 _ESTABLISHED = '01'
 
 
+def ini_with(text, settings):
+    """The ini file ``text`` with ``settings`` ({section: {option:
+    value}}) set: each option's line replaced, or added at the end of its
+    section; every line of an option whose value is None removed.
+    Everything else stays as it is, repeated options (uwsgi's hooks) and
+    comments included."""
+    lines = text.splitlines()
+    out = []
+    pending, removed = {}, set()
+
+    def close_section():
+        out.extend('%s = %s' % item for item in pending.items())
+
+    for line in lines:
+        header = re.match(r'\[(.+)\]$', line.strip())
+        if header:
+            close_section()
+            section = header.group(1)
+            removed = {name for name, value in settings.get(section, {})
+                       .items() if value is None}
+            pending = {name: value for name, value in settings.get(
+                section, {}).items() if value is not None}
+        else:
+            option = re.match(r'([\w-]+)\s*=', line)
+            name = option and option.group(1)
+            if name in removed:
+                continue
+            if name in pending:
+                line = '%s = %s' % (name, pending.pop(name))
+        out.append(line)
+    close_section()
+    return '\n'.join(out) + '\n'
+
+
 def upstream_lines(text):
     """The ``server`` lines of an nginx file's upstream block, as they are."""
     return re.findall(r'^[ \t]*server [^{\n]*;$', text, re.M)
+
+
+def upstream_for(text, ports, down=None):
+    """The ``server`` lines of the nginx file ``text``'s upstream block for
+    hosts on ``ports``: each shipped line naming the first host's address
+    (its line, its backup line) once per port, in the shipped order. The
+    host at index ``down`` (None: none) is marked ``down`` and left out
+    of the backups, as docs/deploying.md drains a host by hand."""
+    shipped = upstream_lines(text)
+    address = re.search(r' (\S+:\d+)', shipped[0]).group(1)
+    lines = []
+    for template in shipped:
+        if ' %s' % address not in template:
+            continue
+        backup = ' backup' in template
+        for index, port in enumerate(ports):
+            if index == down and backup:
+                continue
+            line = template.replace(address, '127.0.0.1:%d' % port)
+            if index == down:
+                line = line[:-1] + ' down;'
+            lines.append(line)
+    return lines
 
 
 def _reachable(process, name, connect):

@@ -1,12 +1,18 @@
 """Stopping uwsgi (SIGTERM: systemd's stop, a container runtime's, a
-rolling restart) lets each worker finish the request it is handling.
+rolling restart) answers every request it accepted, those waiting in a
+socket's queue for a free worker included (placement_lite/drain.py).
 
-A request is held in the middle of its transaction: the test locks the
-provider row its write must update, so the request is inside the worker,
-its transaction open, when SIGTERM arrives. The lock is released a moment
-later. The request must then be answered in full (200, its write
-committed), and uwsgi must exit by itself. Both shipped lines: uwsgi's
-HTTP router, and the uwsgi socket behind nginx.
+Both workers are held in the middle of a transaction: the test locks the
+provider rows their writes must update. A third request then waits in the
+queue: on the router line the router took it and passed it to the
+workers' socket; behind nginx nginx did. SIGTERM comes, and once the
+grace period is over the lock is released: all three requests must be
+answered in full (200, their writes committed), then uwsgi exits by
+itself and the next connection is refused. Left to uwsgi, the queued
+request was reset when it exited.
+
+During the grace period a host with a free worker answers /healthcheck
+503 and every other request as before.
 """
 
 import concurrent.futures
@@ -18,9 +24,12 @@ import sqlalchemy as sa
 from tests import harness
 from tests import servers
 
-PROVIDER = '5a7e3c8e-2f4b-4c1d-9a0e-6b3f2d1c0e9a'
-#: How long the provider row stays locked after SIGTERM.
-HELD = 1.5
+#: A provider per request: two held by the workers, one queued.
+PROVIDERS = ['5a7e3c8e-2f4b-4c1d-9a0e-6b3f2d1c0e9%d' % n for n in range(3)]
+#: [api] drain_grace_period of the test's host.
+GRACE = 1.5
+#: The requests held: one per worker, and one queued.
+WORKERS = 2
 
 pytestmark = [pytest.mark.slow, pytest.mark.needs('postgresql')]
 
@@ -28,11 +37,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.needs('postgresql')]
 @pytest.fixture(params=['uwsgi', pytest.param(
     'behind-nginx', marks=pytest.mark.needs('nginx'))])
 def line(request):
-    """(uwsgi instance, the port clients use) of one shipped line, on a
-    fresh PostgreSQL database."""
+    """(uwsgi instance, the port clients use, database URL) of one shipped
+    line, on a fresh PostgreSQL database."""
     url = harness.create_postgres_database(
         'graceful_%s' % request.param.replace('-', '_'), migrated=True)
-    server = servers.Uwsgi(url, section=request.param, processes=2)
+    server = servers.Uwsgi(url, section=request.param, processes=WORKERS,
+                           drain_grace_period=GRACE)
     front = None
     if request.param == 'behind-nginx':
         front = servers.Nginx([server.port])
@@ -44,44 +54,77 @@ def line(request):
         server.cleanup()
 
 
-def test_sigterm_lets_the_request_in_hand_finish(line):
+def _put_inventory(port, provider):
+    return servers.request(
+        port, 'PUT', '/resource_providers/%s/inventories' % provider,
+        {'resource_provider_generation': 0,
+         'inventories': {'VCPU': {'total': 8}}})
+
+
+def test_sigterm_answers_every_request_accepted_then_refuses(line):
     server, port, url = line
-    status, _body = servers.request(port, 'POST', '/resource_providers',
-                                    {'name': 'held', 'uuid': PROVIDER})
-    assert status == 200
+    for provider in PROVIDERS:
+        assert servers.request(port, 'POST', '/resource_providers', {
+            'name': 'held-' + provider, 'uuid': provider})[0] == 200
     engine = sa.create_engine(url)
     with engine.connect() as locker, \
-            concurrent.futures.ThreadPoolExecutor(1) as pool:
+            concurrent.futures.ThreadPoolExecutor(len(PROVIDERS)) as pool:
         with locker.begin():
             locker.execute(sa.text(
-                'SELECT id FROM resource_providers WHERE uuid = :uuid '
-                'FOR UPDATE'), {'uuid': PROVIDER})
-            held = pool.submit(
-                servers.request, port, 'PUT',
-                '/resource_providers/%s/inventories' % PROVIDER,
-                {'resource_provider_generation': 0,
-                 'inventories': {'VCPU': {'total': 8}}})
+                'SELECT id FROM resource_providers WHERE uuid IN :uuids '
+                'FOR UPDATE').bindparams(sa.bindparam('uuids', expanding=True)),
+                {'uuids': PROVIDERS})
+            held = [pool.submit(_put_inventory, port, provider)
+                    for provider in PROVIDERS[:WORKERS]]
             assert harness.wait_for(
-                lambda: harness.postgres_lock_waits(engine), timeout=30)
+                lambda: harness.postgres_lock_waits(engine) == WORKERS,
+                timeout=30)
+            queued = pool.submit(_put_inventory, port, PROVIDERS[WORKERS])
+            time.sleep(0.5)
             stopped_at = time.monotonic()
             server.process.terminate()
-            time.sleep(HELD)
+            time.sleep(GRACE + 0.5)
             assert server.process.poll() is None, server.log_text()
-            assert not held.done()
-        status, body = held.result(timeout=30)
+            assert not queued.done()
+        answers = [request.result(timeout=30) for request in held + [queued]]
         server.process.wait(timeout=30)
         stopped_after = time.monotonic() - stopped_at
     with engine.connect() as conn:
         totals = conn.execute(sa.text(
             'SELECT i.total FROM inventories i JOIN resource_providers p '
-            'ON p.id = i.resource_provider_id WHERE p.uuid = :uuid'),
-            {'uuid': PROVIDER}).scalars().all()
+            'ON p.id = i.resource_provider_id')).scalars().all()
     engine.dispose()
-    print('\nthe request in hand answered %d; uwsgi gone %.1f s after '
-          'SIGTERM (%.1f s of it waiting for the lock)'
-          % (status, stopped_after, HELD))
-    assert status == 200, body
-    assert body['inventories']['VCPU']['total'] == 8
-    assert totals == [8]
-    assert 'Traceback' not in server.log_text()
+    print('\nthe requests in hand and queued answered %s; uwsgi gone %.1f s '
+          'after SIGTERM' % ([status for status, _ in answers], stopped_after))
+    assert [status for status, _ in answers] == [200] * len(PROVIDERS)
+    assert totals == [8] * len(PROVIDERS)
+    if server.section == 'uwsgi':
+        with pytest.raises(ConnectionRefusedError):
+            servers.request(port, 'GET', '/')
+    assert server.problems_in_log() == []
 
+
+def test_the_grace_period_serves_while_readiness_fails():
+    url = harness.create_postgres_database('graceful_readiness',
+                                           migrated=True)
+    server = servers.Uwsgi(url, processes=WORKERS, drain_grace_period=3)
+    try:
+        assert servers.request(server.port, 'GET', '/healthcheck') == (
+            200, {'detailed': False, 'reasons': ['OK']})
+        stopped_at = time.monotonic()
+        server.process.terminate()
+        assert harness.wait_for(lambda: servers.request(
+            server.port, 'GET', '/healthcheck')[0] == 503, timeout=2)
+        assert servers.request(server.port, 'GET', '/healthcheck') == (
+            503, {'detailed': False, 'reasons': [
+                'Stopping: serving the requests it accepted, then refusing '
+                'new connections.']})
+        assert servers.request(server.port, 'GET', '/resource_providers'
+                               ) == (200, {'resource_providers': []})
+        assert time.monotonic() - stopped_at < 3
+        server.process.wait(timeout=30)
+        with pytest.raises(ConnectionRefusedError):
+            servers.request(server.port, 'GET', '/')
+        assert server.problems_in_log() == []
+    finally:
+        server.cleanup()

@@ -17,10 +17,8 @@ what each kind serves at each, not concurrent claims through both.
 import collections
 import os
 import re
-import socket
 import subprocess
 import sys
-import tempfile
 import threading
 
 import pytest
@@ -74,61 +72,18 @@ def test_the_takeover_files_are_valid(tmp_path):
         0, 'Configuration file is valid\n'), haproxy.stderr
 
 
-class TakeoverHAProxy:
+def _takeover_haproxy(reference_port, lite_port):
     """etc/haproxy-placement-takeover.cfg in front of one host of each
-    kind: the shipped file with the addresses, the admin socket's path,
-    and the second host of each kind left out."""
+    kind: the second host of each kind left out."""
+    return servers.HAProxyFront({'reference1': reference_port,
+                                 'lite1': lite_port},
+                                source=HAPROXY_TAKEOVER)
 
-    def __init__(self, reference_port, lite_port):
-        self.workdir = tempfile.mkdtemp(prefix='placement-lite-haproxy-')
-        self.port = harness._free_port()
-        self.admin_socket = os.path.join(self.workdir, 'admin.sock')
-        with open(HAPROXY_TAKEOVER) as handle:
-            text = handle.read()
-        text = text.replace('bind :8778', 'bind 127.0.0.1:%d' % self.port)
-        text = text.replace('/run/haproxy/placement.sock', self.admin_socket)
-        for name, port in (('reference1', reference_port),
-                           ('lite1', lite_port)):
-            text = re.sub(r'(server %s )\S+' % name,
-                          r'\g<1>127.0.0.1:%d' % port, text)
-        text = re.sub(r'^ *server (reference2|lite2) .*\n', '', text,
-                      flags=re.M)
-        path = os.path.join(self.workdir, 'haproxy.cfg')
-        with open(path, 'w') as handle:
-            handle.write(text)
-        self.process = subprocess.Popen(
-            [provision.require('haproxy')['haproxy'], '-db', '-f', path],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        if not harness.wait_for(lambda: os.path.exists(self.admin_socket),
-                                timeout=30):
-            self.stop()
-            raise RuntimeError('haproxy did not start')
 
-    def admin(self, command):
-        """The runtime API's answer to ``command`` (what ``echo COMMAND |
-        socat stdio SOCKET`` prints)."""
-        with socket.socket(socket.AF_UNIX) as conn:
-            conn.connect(self.admin_socket)
-            conn.sendall(command.encode() + b'\n')
-            answer = b''
-            while chunk := conn.recv(65536):
-                answer += chunk
-        return answer.decode()
-
-    def sessions(self, server):
-        """The requests ``server`` of the backend is handling (``show
-        stat``'s scur)."""
-        header, *rows = self.admin('show stat').splitlines()
-        columns = header.lstrip('# ').split(',')
-        for row in rows:
-            fields = dict(zip(columns, row.split(',')))
-            if (fields.get('pxname'), fields.get('svname')) == (
-                    'placement', server):
-                return int(fields['scur'])
-        raise LookupError(server)
-
-    def stop(self):
-        servers._terminate(self.process, self.workdir)
+def _sessions(proxy, server):
+    """The requests ``server`` of the backend is handling (``show stat``'s
+    scur)."""
+    return int(proxy.servers()[server]['scur'])
 
 
 def _answering(port, count=SAMPLE):
@@ -239,7 +194,7 @@ def synced(backend, tmp_path):
 @pytest.mark.needs('haproxy')
 def test_a_takeover_and_a_rollback_behind_haproxy(synced):
     reference, lite = synced.reference, synced.lite
-    proxy = TakeoverHAProxy(reference.port, lite.port)
+    proxy = _takeover_haproxy(reference.port, lite.port)
     try:
         # 2. placement_lite's host put in service beside the reference's.
         assert _answering(proxy.port) == {REFERENCE_NEWEST: SAMPLE}
@@ -255,7 +210,7 @@ def test_a_takeover_and_a_rollback_behind_haproxy(synced):
         # 3. The reference's host drained, then out: placement_lite alone.
         proxy.admin('set server placement/reference1 state drain')
         assert _answering(proxy.port) == {PLACEMENT_LITE_NEWEST: SAMPLE}
-        assert proxy.sessions('reference1') == 0
+        assert _sessions(proxy, 'reference1') == 0
         proxy.admin('set server placement/reference1 state maint')
         reference.stop()
         releases.assert_serves(_through(proxy.port))
