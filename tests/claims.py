@@ -46,11 +46,12 @@ PROJECT = {'project_id': 'project', 'user_id': 'user'}
 Answer = collections.namedtuple('Answer', 'operation status error at')
 
 
-def send(port, operation, method, path, body=None, timeout=60):
+def send(port, operation, method, path, body=None, timeout=60,
+         version=servers.VERSION):
     """An Answer for one request, whatever happens to it."""
     try:
         status, payload = servers.request(port, method, path, body,
-                                          timeout=timeout)
+                                          version=version, timeout=timeout)
     except OSError as exc:
         status, payload = None, {'errors': [{'detail': str(exc)}]}
     error = payload['errors'][0] if isinstance(payload, dict) and (
@@ -100,7 +101,7 @@ class Client(_Load):
     """
 
     def __init__(self, port, providers, seed, deadline, requests=None,
-                 timeout=60):
+                 timeout=60, version=servers.VERSION):
         super().__init__()
         self.port = port
         self.providers = providers
@@ -108,6 +109,7 @@ class Client(_Load):
         self.deadline = deadline
         self.requests = requests
         self.timeout = timeout
+        self.version = version
         self.requested = {}   # consumer -> every allocation asked for it
         self.live = {}        # consumer -> allocation, acknowledged
         self.released = set()  # consumers whose release was acknowledged
@@ -126,16 +128,19 @@ class Client(_Load):
             allocation[provider] = resources
         return allocation
 
-    @staticmethod
-    def _body(allocation, generation=None):
-        return dict(PROJECT, allocations={
+    def _body(self, allocation, generation=None):
+        body = dict(PROJECT, allocations={
             rp: {'resources': resources}
             for rp, resources in allocation.items()},
             consumer_generation=generation)
+        if _at_least(self.version, CONSUMER_TYPES):
+            body['consumer_type'] = 'INSTANCE'
+        return body
 
     def _send(self, operation, method, path, body, consumers):
         """Send one request; its status, or None when no answer came."""
-        answer = send(self.port, operation, method, path, body, self.timeout)
+        answer = send(self.port, operation, method, path, body, self.timeout,
+                      self.version)
         self.answers.append(answer)
         if answer.status is None or answer.status >= 300:
             self.uncertain.update(consumers)
@@ -166,7 +171,7 @@ class Client(_Load):
         self.requested[new] = allocation
         self.claims += 1
         if self._send('move', 'POST', '/allocations', {
-                old: dict(PROJECT, allocations={}, consumer_generation=1),
+                old: self._body({}, generation=1),
                 new: self._body(allocation)}, [old, new]) == 204:
             self.winners += 1
             del self.live[old]
@@ -197,13 +202,24 @@ class Client(_Load):
                 self.claim_one()
 
 
-def mixed_load(port, providers, seconds, writers=8, readers=4):
+def mixed_load(port, providers, seconds, writers=8, readers=4,
+               version=servers.VERSION):
     """(writers, readers): Clients and Readers, not yet started, that run
     for ``seconds`` from now."""
     deadline = time.monotonic() + seconds
-    return ([Client(port, providers, seed, deadline)
+    return ([Client(port, providers, seed, deadline, version=version)
              for seed in range(writers)],
-            [Reader(port, providers, deadline) for _ in range(readers)])
+            [Reader(port, providers, deadline, version=version)
+             for _ in range(readers)])
+
+
+#: The microversion from which allocations carry a consumer type.
+CONSUMER_TYPES = '1.38'
+
+
+def _at_least(version, other):
+    return tuple(map(int, version.split('.'))) >= tuple(
+        map(int, other.split('.')))
 
 
 def start(threads):
@@ -235,12 +251,14 @@ class Reader(_Load):
     ``deadline``: allocation candidates, a provider's usages, the provider
     listing."""
 
-    def __init__(self, port, providers, deadline, timeout=60):
+    def __init__(self, port, providers, deadline, timeout=60,
+                 version=servers.VERSION):
         super().__init__()
         self.port = port
         self.providers = providers
         self.deadline = deadline
         self.timeout = timeout
+        self.version = version
         self.answers = []
 
     def work(self):
@@ -253,8 +271,65 @@ class Reader(_Load):
         while time.monotonic() < self.deadline:
             self.answers.append(send(self.port, 'read', 'GET',
                                      paths[turn % len(paths)],
-                                     timeout=self.timeout))
+                                     timeout=self.timeout,
+                                     version=self.version))
             turn += 1
+
+
+class ProviderMaker(_Load):
+    """Creates providers and gives each INVENTORIES until ``deadline``;
+    keeps a ledger of the providers whose creation was acknowledged, and
+    of those given their inventories."""
+
+    def __init__(self, port, deadline, timeout=60, version=servers.VERSION):
+        super().__init__()
+        self.port = port
+        self.deadline = deadline
+        self.timeout = timeout
+        self.version = version
+        self.answers = []
+        self.created = set()
+        self.stocked = set()
+
+    def work(self):
+        while time.monotonic() < self.deadline:
+            provider = str(uuid.uuid4())
+            created = send(self.port, 'create', 'POST', '/resource_providers',
+                           {'name': 'made-' + provider, 'uuid': provider},
+                           self.timeout, self.version)
+            self.answers.append(created)
+            if created.status != 200:
+                continue
+            self.created.add(provider)
+            stocked = send(
+                self.port, 'inventories', 'PUT',
+                '/resource_providers/%s/inventories' % provider,
+                {'resource_provider_generation': 0,
+                 'inventories': INVENTORIES}, self.timeout, self.version)
+            self.answers.append(stocked)
+            if stocked.status == 200:
+                self.stocked.add(provider)
+
+
+def assert_providers_made(db, makers):
+    """Every provider whose creation was acknowledged is there, with
+    INVENTORIES when that was acknowledged too."""
+    providers = tables.resource_providers
+    inventories = tables.inventories
+    with db.reader() as conn:
+        found = set(conn.execute(sa.select(providers.c.uuid)).scalars())
+        with_totals = {uuid_: total for uuid_, total in conn.execute(
+            sa.select(providers.c.uuid, sa.func.sum(inventories.c.total))
+            .select_from(providers.join(
+                inventories,
+                inventories.c.resource_provider_id == providers.c.id))
+            .group_by(providers.c.uuid))}
+    expected_total = sum(inventory['total']
+                         for inventory in INVENTORIES.values())
+    for maker in makers:
+        assert maker.created <= found, maker.created - found
+        for provider in maker.stocked:
+            assert with_totals.get(provider) == expected_total, provider
 
 
 def answers(threads):
