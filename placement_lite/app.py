@@ -394,7 +394,7 @@ def build_app(conf, db=None):
                                    lambda: _prepare_database(conf, db))
     if conf.placement.warm_caches_on_start:
         allocation_candidates.render_ahead(engine.warm_caches(
-            db, conf.placement.allocation_candidates_rank_by).values())
+            db, conf.placement.allocation_candidates_rank_by))
     db.dispose()
     enforcer = policy.Enforcer(conf)
 

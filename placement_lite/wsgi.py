@@ -32,10 +32,22 @@ def _return_large_blocks_to_the_system():
         mallopt(_M_TRIM_THRESHOLD, _LARGE_BLOCK)
 
 
+def _return_what_start_up_freed():
+    """Hand back to the system what building the application freed (the
+    rows read to make the cloud kept, at tens of thousands of hosts a
+    hundred megabytes): a server that forks its workers afterwards would
+    give each a share of it, counted in every worker."""
+    libc = ctypes.CDLL(ctypes.util.find_library('c'))
+    malloc_trim = getattr(libc, 'malloc_trim', None)
+    if malloc_trim is not None:
+        malloc_trim(0)
+
+
 _return_large_blocks_to_the_system()
 
 conf = config.load()
 requestlog.setup(conf)
 application = worker_death.ResetIfTheWorkerDies(app.build_app(conf))
 app.tune_garbage_collector()
+_return_what_start_up_freed()
 drain.install_under_uwsgi(conf.api.drain_grace_period, conf.api.drain_timeout)
