@@ -145,9 +145,14 @@ class Fleet:
             return
         if self.front_name == 'nginx':
             self._reload_nginx(down=None)
-        else:
-            self.front.admin('set server placement/%s state ready'
-                             % self.front.names[index])
+            return
+        name = self.front.names[index]
+        self.front.admin('set server placement/%s state ready' % name)
+        # Back once its check passed, as `show stat` shows.
+        if not harness.wait_for(
+                lambda: self.front.servers()[name]['status'] == 'UP',
+                timeout=60):
+            raise RuntimeError('%s not back up' % name)
 
     def _reload_nginx(self, down):
         """The upstream block with each host's shipped line, the host
