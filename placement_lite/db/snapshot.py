@@ -248,17 +248,14 @@ class Snapshot:
         read so far, in id order (reads nothing)."""
         store = self.store
         rows = self._rows_of_trees([root_id])
-        return {int(store.rows.id[row]): store.uuid(row)
-                for row in rows.tolist()}
+        return dict(zip(store.rows.id[rows].tolist(), store.uuids(rows)))
 
     def uuids_read(self, provider_ids):
         """{provider id: uuid} of those of ``provider_ids`` read so far
         (reads nothing)."""
-        store = self.store
         ids, rows = self._rows_read(provider_ids)
         read = rows != kept.DEAD
-        return {provider_id: store.uuid(row) for provider_id, row in zip(
-            ids[read].tolist(), rows[read].tolist())}
+        return dict(zip(ids[read].tolist(), self.store.uuids(rows[read])))
 
     def sharing_among(self, provider_ids):
         """Those of ``provider_ids`` (all read) sharing their inventory:

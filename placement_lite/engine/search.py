@@ -74,7 +74,7 @@ class GroupChoices:
 @dataclasses.dataclass
 class SearchResult:
     groups: list
-    #: {rc id: holdings.Holdings}
+    #: {rc id: {provider id: reads.Capacity}}
     capacities: dict
     #: {provider id: root id} for every provider offered.
     roots: dict
@@ -241,7 +241,9 @@ class Searcher:
             roots.update(searcher.resourceless_roots)
         anchors = set.intersection(*(set(g.by_anchor) for g in groups))
         self.tally.all_groups(anchors)
-        return SearchResult(groups, capacities, roots,
+        # The combination looks providers up one by one: plain dicts.
+        return SearchResult(groups, {rc_id: held.by_id() for rc_id, held
+                                     in capacities.items()}, roots,
                             in_window.sharing_among(roots),
                             self.names.class_names, sorted(anchors),
                             self.snapshot)
@@ -621,8 +623,8 @@ class _GroupSearch:
                 filters, providers, tally, in_window.snapshot.trait_names)
             if providers is None:
                 return {}
-            any_class = next(iter(by_class.values()))
-            roots = {p: any_class.root_of(p) for p in providers}
+            held = next(iter(by_class.values())).by_id()
+            roots = {p: held[p].root_id for p in providers}
         else:
             providers, roots = self._resourceless_providers(filters, tally)
             if providers is None:

@@ -15,6 +15,11 @@ import numpy as np
 from placement_lite.db.cloud import reads
 
 _new_tuple = tuple.__new__
+
+
+def _new_capacity(values):
+    # tuple.__new__: a third of the cost of Capacity(...).
+    return _new_tuple(reads.Capacity, values)
 _NO_SLOTS = np.zeros(0, np.int32)
 
 
@@ -22,7 +27,7 @@ class Holdings(collections.abc.Mapping):
     """{provider id: reads.Capacity} of some holders of one class."""
 
     __slots__ = ('ids', 'roots', 'capacity', 'used', 'min_unit', 'max_unit',
-                 'step_size', '_index', '_exact')
+                 'step_size', '_by_id', '_exact')
 
     def __init__(self, ids, roots, capacity, used, min_unit, max_unit,
                  step_size, exact=None):
@@ -35,7 +40,8 @@ class Holdings(collections.abc.Mapping):
         self.step_size = step_size
         #: {provider id: its exact capacity} where the store bounds it.
         self._exact = exact or {}
-        self._index = None
+        #: {provider id: reads.Capacity}, made when first asked by id.
+        self._by_id = None
 
     @classmethod
     def of_slots(cls, store, slots):
@@ -45,9 +51,10 @@ class Holdings(collections.abc.Mapping):
         ids = store.rows.id[rows]
         exact = None
         if store.exact_capacities:
-            exact = {int(ids[at]): store.exact_capacities[int(slot)]
-                     for at, slot in enumerate(slots.tolist())
-                     if slot in store.exact_capacities}
+            big = np.fromiter(store.exact_capacities, np.int64,
+                              len(store.exact_capacities))
+            exact = {int(ids[at]): store.exact_capacities[int(slots[at])]
+                     for at in np.flatnonzero(np.isin(slots, big)).tolist()}
         return cls(ids, store.rows.root[rows], columns.capacity[slots],
                    columns.used[slots], columns.min_unit[slots],
                    columns.max_unit[slots], columns.step_size[slots], exact)
@@ -91,14 +98,23 @@ class Holdings(collections.abc.Mapping):
         return list(zip(self.ids.tolist(), self.roots.tolist()))
 
     def root_of(self, provider_id):
-        return int(self.roots[self._position(provider_id)])
+        return self.by_id()[provider_id][0]
 
-    def _position(self, provider_id):
-        index = self._index
-        if index is None:
-            index = self._index = dict(zip(self.ids.tolist(),
-                                           range(len(self.ids))))
-        return index[provider_id]
+    def by_id(self):
+        """{provider id: reads.Capacity}: made once, then shared (never
+        change it)."""
+        by_id = self._by_id
+        if by_id is None:
+            by_id = self._by_id = dict(zip(self.ids.tolist(), map(
+                _new_capacity, zip(
+                    self.roots.tolist(), self.capacity.tolist(),
+                    self.used.tolist(), self.min_unit.tolist(),
+                    self.max_unit.tolist(), self.step_size.tolist()))))
+            for provider_id, capacity in self._exact.items():
+                if provider_id in by_id:
+                    by_id[provider_id] = by_id[provider_id]._replace(
+                        capacity=capacity)
+        return by_id
 
     def __len__(self):
         return len(self.ids)
@@ -107,20 +123,10 @@ class Holdings(collections.abc.Mapping):
         return iter(self.ids.tolist())
 
     def __contains__(self, provider_id):
-        index = self._index
-        if index is None:
-            index = self._index = dict(zip(self.ids.tolist(),
-                                           range(len(self.ids))))
-        return provider_id in index
+        return provider_id in self.by_id()
 
     def __getitem__(self, provider_id):
-        at = self._position(provider_id)
-        capacity = self._exact.get(provider_id)
-        return _new_tuple(reads.Capacity, (
-            int(self.roots[at]),
-            int(self.capacity[at]) if capacity is None else capacity,
-            int(self.used[at]), int(self.min_unit[at]),
-            int(self.max_unit[at]), int(self.step_size[at])))
+        return self.by_id()[provider_id]
 
     def __repr__(self):
         return 'Holdings(%r)' % dict(self.items())

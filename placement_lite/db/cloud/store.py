@@ -142,6 +142,16 @@ class Store:
         odd = self.odd_uuids.get(row)
         return odd if odd is not None else self.rows.uuid[row].decode()
 
+    def uuids(self, rows):
+        """The uuids of ``rows`` (an array), in order."""
+        found = self.rows.uuid[rows].astype('U36').tolist()
+        if self.odd_uuids:
+            for at, row in enumerate(rows.tolist()):
+                odd = self.odd_uuids.get(row)
+                if odd is not None:
+                    found[at] = odd
+        return found
+
     def trait_names(self, row):
         return self.trait_sets[self.rows.traits[row]]
 

@@ -150,9 +150,7 @@ class Shown:
 
     def uuids(self):
         """{provider id: uuid}."""
-        store = self.store
-        return {id_: store.uuid(row) for id_, row in zip(
-            self.ids.tolist(), self.rows.tolist())}
+        return dict(zip(self.ids.tolist(), self.store.uuids(self.rows)))
 
     def only(self, provider_ids):
         """Those of ``provider_ids`` only."""
