@@ -37,7 +37,7 @@ MOST_DEAD = 0.25
 
 def identity_of(text):
     """A provider's identity from its creation time as text (see
-    scope_reads.identity): equal for equal texts within a process."""
+    reads._identity): equal for equal texts within a process."""
     if text is None:
         return NO_IDENTITY
     if text == '*':
@@ -53,14 +53,15 @@ class Store:
 
     def __init__(self):
         self.lock = threading.RLock()
+        # Ids, generations and units are the schema's 32-bit integers.
         self.rows = columns.Columns(
-            id=np.int64, parent=np.int64, root=np.int64,
-            generation=np.int64, identity=np.int64, traits=np.int32,
-            first=np.int64, count=np.int32, allocations=np.int64,
+            id=np.int32, parent=np.int32, root=np.int32,
+            generation=np.int32, identity=np.int64, traits=np.int32,
+            first=np.int32, count=np.int32, allocations=np.int32,
             uuid='S36')
         self.slots = columns.Columns(
             row=np.int32, rc=np.int32, capacity=np.int64, used=np.int64,
-            min_unit=np.int64, max_unit=np.int64, step_size=np.int64)
+            min_unit=np.int32, max_unit=np.int32, step_size=np.int32)
         #: Row of each provider id, DEAD for none.
         self.row_of = np.full(0, DEAD, np.int32)
         #: Trait names of each set, in trait id order: a row's ``traits``.
