@@ -203,6 +203,13 @@ class Shown:
         ``shape``: the shape later answers find kept."""
         store = self.store
         with store.lock:
+            arena = store.arena
+            if (arena is not None and arena.shape == shape
+                    and arena.class_names == self.class_names):
+                # Rendered by the process that wrote the store mapped.
+                arena.forget(store.unrendered)
+                store.unrendered = set()
+                return
             store.arena = Arena(shape, self.class_names)
             store.unrendered = set()
             store.arena.remake(self.rows,
