@@ -202,8 +202,9 @@ class Uwsgi:
             return log.read()
 
     def worker_pids(self):
-        """Pids of the workers spawned so far."""
-        return set(re.findall(r'spawned uWSGI worker \d+ \(pid: (\d+)',
+        """Pids of the workers spawned so far, respawned ones included."""
+        return set(re.findall(r'(?:spawned uWSGI worker \d+ \(pid: '
+                              r'|Respawned uWSGI worker \d+ \(new pid: )(\d+)',
                               self.log_text()))
 
     def workers_port(self):

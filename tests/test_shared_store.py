@@ -9,6 +9,8 @@ that read the database afresh, after every kind of write.
 import glob
 import os
 import re
+import signal
+import time
 
 import pytest
 
@@ -54,9 +56,23 @@ def _mapped(pid, directory):
                     for file in os.listdir(directory)))
             elif in_directory and name == 'Size':
                 size += int(value.split()[0])
-            elif in_directory and name in ('Private_Dirty', 'Anonymous'):
-                own += int(value.split()[0]) if name == 'Private_Dirty' else 0
+            elif in_directory and name == 'Private_Dirty':
+                own += int(value.split()[0])
     return size, own
+
+
+def _respawned(server, workers):
+    """The pid of the worker uwsgi spawned in place of one of ``workers``
+    killed, once its application is built."""
+    for _attempt in range(300):
+        spawned = [int(pid) for pid in server.worker_pids()
+                   if int(pid) not in workers
+                   and os.path.exists('/proc/%s' % pid)]
+        if spawned and re.search(r'\bready in .* pid: %d\b' % spawned[0],
+                                 server.log_text()):
+            return spawned[0]
+        time.sleep(0.1)
+    raise AssertionError(server.log_text())
 
 
 def _without_request_ids(answer):
@@ -156,6 +172,15 @@ def test_lazy_workers_map_one_store_and_see_every_write(backend):
         # A write copies only the pages it patched.
         assert [own < size for size, own in (
             _mapped(pid, directory) for pid in workers)] == [True] * WORKERS
+        # A worker killed: the one spawned in its place maps the files as
+        # they were written, before every write since, and answers as
+        # fresh (its first read brings them up to date).
+        os.kill(workers[0], signal.SIGKILL)
+        respawned = _respawned(server, workers)
+        assert _mapped(respawned, directory)[0] > 0
+        assert _stale(server, backend, db.url) == []
+        assert len(re.findall(r'kept cloud written',
+                              server.log_text())) == 1
         assert server.problems_in_log() == []
         server.stop()
         # The last worker to exit removed the files.
