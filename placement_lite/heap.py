@@ -25,6 +25,8 @@ import ctypes
 import ctypes.util
 import os
 
+from placement_lite import closing
+
 #: glibc's mallopt parameters.
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
@@ -69,7 +71,7 @@ class TrimAfterGrowth:
         answer = self.application(environ, start_response)
         if self._trim is None:
             return answer
-        return _Answer(answer, self)
+        return closing.Answer(answer, self.trim_if_grown)
 
     def trim_if_grown(self):
         pid = os.getpid()
@@ -84,22 +86,3 @@ class TrimAfterGrowth:
             self._trim(0)
             after_trim = int(os.pread(statm, 64, 0).split()[1])
         self._mine = (pid, statm, min(after_trim, resident))
-
-
-class _Answer:
-    """The application's answer, iterated as it is; closing it trims."""
-
-    def __init__(self, answer, trimmer):
-        self._answer = answer
-        self._trimmer = trimmer
-
-    def __iter__(self):
-        return iter(self._answer)
-
-    def close(self):
-        try:
-            close = getattr(self._answer, 'close', None)
-            if close is not None:
-                close()
-        finally:
-            self._trimmer.trim_if_grown()

@@ -25,7 +25,7 @@ LAYERS = (
      'worker_death', 'drain', 'heap', 'policy', 'requestlog', 'conf'),
     ('querystring',),
     ('errors', 'microversion', 'observe', 'context', 'policies', 'pretty',
-     'charts'),
+     'charts', 'closing'),
 )
 PACKAGE = pathlib.Path(placement_lite.__file__).parent
 

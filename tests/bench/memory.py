@@ -56,7 +56,6 @@ import argparse
 import collections
 import concurrent.futures
 import datetime
-import glob
 import http.client
 import json
 import os
@@ -118,20 +117,6 @@ def smaps(pid):
             'swap': int(fields.get('Swap', 0))}
 
 
-def children(pid):
-    """The pids whose parent is ``pid``."""
-    found = set()
-    for stat in glob.glob('/proc/[0-9]*/stat'):
-        try:
-            with open(stat) as handle:
-                fields = handle.read().rsplit(')', 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid:
-            found.add(int(stat.split('/')[2]))
-    return found
-
-
 class Line:
     """One service under uwsgi on one line (``prefork`` or ``lazy``), on
     a new database ``run`` copied from ``template``."""
@@ -175,7 +160,7 @@ class Line:
                              for pid in _GATEWAY.findall(handle.read())}
 
     def workers(self):
-        return sorted(children(self.master) - self.gateways)
+        return sorted(services.children(self.master) - self.gateways)
 
     def read_log(self):
         """Take in the requests logged as answered since the last call."""
@@ -228,7 +213,7 @@ class Line:
         """The tree's memory now: master, workers, gateways (each {'pid',
         'rss', 'pss', 'uss', 'swap'}, kB) and the tree's PSS."""
         gateways = self.gateways
-        kids = children(self.master)
+        kids = services.children(self.master)
         reading = {'master': dict(pid=self.master, **smaps(self.master)),
                    'workers': [], 'gateways': []}
         for pid in sorted(kids):

@@ -227,17 +227,7 @@ class UwsgiService:
         """The workers' pids: the master's children."""
         if self.process is None:
             return []
-        master = str(self.process.pid)
-        pids = []
-        for stat in glob.glob('/proc/[0-9]*/stat'):
-            try:
-                with open(stat) as handle:
-                    fields = handle.read().rsplit(')', 1)[1].split()
-            except OSError:
-                continue
-            if fields[1] == master:
-                pids.append(int(stat.split('/')[2]))
-        return pids
+        return sorted(children(self.process.pid))
 
     def worker_memory(self):
         """Resident memory (kB) of each worker."""
@@ -351,3 +341,17 @@ def start_on_copy(name, template, run, venv, processes=4, extra_config=''):
     service.database = run
     service.start()
     return service
+
+
+def children(pid):
+    """The pids whose parent is ``pid``."""
+    found = set()
+    for stat in glob.glob('/proc/[0-9]*/stat'):
+        try:
+            with open(stat) as handle:
+                fields = handle.read().rsplit(')', 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.split('/')[2]))
+    return found
