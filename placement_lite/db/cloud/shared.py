@@ -55,10 +55,13 @@ def built_once(engine):
     if place is None:
         yield
         return
-    os.makedirs(DIRECTORY, exist_ok=True)
-    with open(place + '.lock', 'a') as lock:
-        os.chmod(lock.name, 0o600)
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        lock = _locked(place)
+    except OSError as error:
+        _unshared(place, error)
+        yield
+        return
+    with lock:
         mapped = os.path.isdir(place)
         if mapped:
             _map(cloud.of(engine), place)
@@ -66,10 +69,33 @@ def built_once(engine):
             _remove_those_of_masters_gone()
         yield
         if not mapped:
-            _write(cloud.of(engine), place)
+            try:
+                _write(cloud.of(engine), place)
+            except OSError as error:
+                _unshared(place, error)
+                return
             # Its own copy too goes for the pages the others map.
             _map(cloud.of(engine), place)
     _remove_at_exit(place)
+
+
+def _locked(place):
+    """The lock file of ``place``, locked: the workers of a master take
+    turns."""
+    os.makedirs(DIRECTORY, exist_ok=True)
+    lock = open(place + '.lock', 'a')
+    try:
+        os.chmod(lock.name, 0o600)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+    except OSError:
+        lock.close()
+        raise
+    return lock
+
+
+def _unshared(place, error):
+    LOG.warning('kept cloud not shared through %s (%s): this worker keeps '
+                'a copy of its own', place, error)
 
 
 def _place(url):
@@ -87,13 +113,19 @@ def _place(url):
 
 def _write(store, place):
     """``store`` pickled into the directory ``place`` (made whole in a
-    directory of its own, then renamed)."""
+    directory of its own, then renamed; removed if it could not be, the
+    file system full for one)."""
     started = time.monotonic()
     made = place + '.%d' % os.getpid()
     os.mkdir(made, 0o700)
-    with store.lock, open(os.path.join(made, 'store.pickle'), 'wb') as out:
-        _Writer(out, made).dump(store)
-    os.rename(made, place)
+    try:
+        with store.lock, open(os.path.join(made, 'store.pickle'),
+                              'wb') as out:
+            _Writer(out, made).dump(store)
+        os.rename(made, place)
+    except OSError:
+        shutil.rmtree(made, ignore_errors=True)
+        raise
     LOG.info('kept cloud written to %s in %.1f s for the other workers',
              place, time.monotonic() - started)
 
@@ -122,15 +154,15 @@ class _Writer(pickle.Pickler):
 
 
 def _write_sparse(path, array):
-    """``array`` as a .npy file whose trailing zeros are a hole."""
-    written = np.lib.format.open_memmap(path, mode='w+', dtype=array.dtype,
-                                        shape=array.shape)
+    """``array`` as a .npy file whose trailing zeros are a hole. Written,
+    not mapped: a full file system is an error, not a signal."""
     used = np.flatnonzero(array.view(np.uint8))
-    if len(used):
-        end = used[-1] // array.itemsize + 1
-        written[:end] = array[:end]
-    written.flush()
-    del written
+    end = used[-1] // array.itemsize + 1 if len(used) else 0
+    with open(path, 'wb') as out:
+        np.lib.format.write_array_header_1_0(
+            out, np.lib.format.header_data_from_array_1_0(array))
+        out.write(array[:end].tobytes())
+        out.truncate(out.tell() + array[end:].nbytes)
 
 
 def _map(store, place):
