@@ -33,6 +33,7 @@ from placement_lite import request_body
 from placement_lite import requestlog
 from placement_lite import routes
 from placement_lite.db import api as db_api
+from placement_lite.db.cloud import shared as cloud_shared
 from placement_lite.domain import standard_names
 from placement_lite.handlers import allocation_candidates
 
@@ -393,8 +394,9 @@ def build_app(conf, db=None):
     db_api.retry_while_unavailable(db, conf.placement_database,
                                    lambda: _prepare_database(conf, db))
     if conf.placement.warm_caches_on_start:
-        allocation_candidates.render_ahead(engine.warm_caches(
-            db, conf.placement.allocation_candidates_rank_by).values())
+        with cloud_shared.built_once(db.replica_engine):
+            allocation_candidates.render_ahead(engine.warm_caches(
+                db, conf.placement.allocation_candidates_rank_by))
     db.dispose()
     enforcer = policy.Enforcer(conf)
 

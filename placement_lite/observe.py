@@ -7,7 +7,7 @@ nothing, so a report costs one call. This module imports nothing, so the
 engine and the database stay free of prometheus and HTTP.
 """
 
-#: How a whole-cloud read was served (see db.cloud.read).
+#: How a whole-cloud read was served (see db.cloud.reads.read_whole).
 CLOUD_AS_IS = 'as_is'
 CLOUD_PATCHED = 'patched'
 CLOUD_READ_WHOLE = 'read_whole'

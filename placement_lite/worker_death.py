@@ -19,8 +19,11 @@ is left of the answer before it ends the connection.
 Behind nginx either end is an error: nginx answers 502 at once.
 """
 
+import functools
 import socket
 import struct
+
+from placement_lite import closing
 
 _RESET_ON_CLOSE = struct.pack('ii', 1, 0)
 _DEFAULT = struct.pack('ii', 0, 0)
@@ -46,27 +49,8 @@ class ResetIfTheWorkerDies:
         except BaseException:
             _linger(fd, _DEFAULT)
             raise
-        return _Answer(answer, fd)
-
-
-class _Answer:
-    """The application's answer, iterated as it is; closing it sets the
-    connection back to a normal close."""
-
-    def __init__(self, answer, fd):
-        self._answer = answer
-        self._fd = fd
-
-    def __iter__(self):
-        return iter(self._answer)
-
-    def close(self):
-        try:
-            close = getattr(self._answer, 'close', None)
-            if close is not None:
-                close()
-        finally:
-            _linger(self._fd, _DEFAULT)
+        return closing.Answer(answer,
+                              functools.partial(_linger, fd, _DEFAULT))
 
 
 def _linger(fd, value):

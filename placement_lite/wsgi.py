@@ -3,39 +3,19 @@
 Configuration is found as for the reference service (see ``conf.load``).
 """
 
-import ctypes
-import ctypes.util
-
 from placement_lite import app
 from placement_lite import conf as config
 from placement_lite import drain
+from placement_lite import heap
 from placement_lite import requestlog
 from placement_lite import worker_death
 
-#: glibc's mallopt parameters.
-_M_TRIM_THRESHOLD = -1
-_M_MMAP_THRESHOLD = -3
-_LARGE_BLOCK = 128 * 1024
-
-
-def _return_large_blocks_to_the_system():
-    """Give each large block (a listing's text, a large answer's JSON) its
-    own mapping, unmapped when freed. glibc's default raises its threshold
-    after the first large block is freed and serves later ones from the
-    heap, which it rarely shrinks: every worker would keep the peak of its
-    largest request. Fixing the thresholds turns that off. (Not glibc: no
-    such behaviour, nothing to do.)"""
-    libc = ctypes.CDLL(ctypes.util.find_library('c'))
-    mallopt = getattr(libc, 'mallopt', None)
-    if mallopt is not None:
-        mallopt(_M_MMAP_THRESHOLD, _LARGE_BLOCK)
-        mallopt(_M_TRIM_THRESHOLD, _LARGE_BLOCK)
-
-
-_return_large_blocks_to_the_system()
+heap.return_large_blocks()
 
 conf = config.load()
 requestlog.setup(conf)
-application = worker_death.ResetIfTheWorkerDies(app.build_app(conf))
+application = heap.TrimAfterGrowth(worker_death.ResetIfTheWorkerDies(
+    app.build_app(conf)))
 app.tune_garbage_collector()
+heap.trim()
 drain.install_under_uwsgi(conf.api.drain_grace_period, conf.api.drain_timeout)

@@ -107,6 +107,10 @@ def pytest_collection_finish(session):
         nova_environment.start_building()
 
 
+def pytest_unconfigure(config):
+    harness.remove_workdir()
+
+
 def pytest_runtest_logreport(report):
     if report.when != 'call':
         return

@@ -2,7 +2,7 @@
 writes what a provider has must bump that provider's generation.
 
 Each process keeps every provider's stock (its inventories and traits)
-while the provider's generation is unchanged (placement_lite.db.stock), so
+while the provider's generation is unchanged (placement_lite.db.cloud), so
 a write of those rows that leaves the generation alone leaves candidates
 stale in long-running processes. The db write functions bump it
 themselves; this guard catches any other path (a new route, an admin
@@ -50,9 +50,11 @@ SEEN_BY = {
                           'creation time on SQLite), or on PostgreSQL '
                           'those of the rows written since and the count '
                           'of rows',
-    'allocations': "each request's allocation lines (on PostgreSQL those "
-                   'of the rows written since, and the count of rows): '
-                   'usage is never kept past them',
+    'allocations': "each request's sums of usage of every provider it "
+                   'reads (on PostgreSQL, of the providers having an '
+                   'allocation row written since, with the count of rows '
+                   'each has and the count of rows): usage is never kept '
+                   'past them',
     'resource_classes': 'the class names each candidates request reads: '
                         'kept summaries made under other names are dropped',
     'traits': 'nothing: stocks keep trait names, and a trait a provider '

@@ -58,7 +58,19 @@ def _fast_dir():
 
 
 _workdir = tempfile.mkdtemp(prefix='placement-lite-tests-', dir=_fast_dir())
-atexit.register(shutil.rmtree, _workdir, True)
+_workdir_owner = os.getpid()
+
+
+def remove_workdir():
+    """Remove the test databases' directory (memory, in /dev/shm), from
+    the process that made it only: a child forked by a test leaves it.
+    pytest calls it as it ends, since its xdist workers end without
+    running ``atexit``."""
+    if os.getpid() == _workdir_owner:
+        shutil.rmtree(_workdir, True)
+
+
+atexit.register(remove_workdir)
 
 
 def make_conf(**overrides):

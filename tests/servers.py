@@ -8,6 +8,8 @@ so the tests exercise the lines operators run. :class:`DevServer` runs
 ``placement-lite serve``.
 """
 
+import collections
+import concurrent.futures
 import http.client
 import json
 import os
@@ -31,6 +33,11 @@ HAPROXY_API_CONF = os.path.join(REPO, 'etc', 'haproxy-placement.cfg')
 VERSION = '1.28'
 
 
+#: A request's line in the log: the worker's pid, then the request id (%s,
+#: after the global request id).
+_LOGGED = r'^\S+ \S+ (\d+) INFO placement_lite\.requestlog \[\S+ %s '
+
+
 def request(port, method, path, body=None, version=VERSION, timeout=60,
             connection=None):
     """(status, body) of one request to 127.0.0.1:``port``: the body is
@@ -40,6 +47,15 @@ def request(port, method, path, body=None, version=VERSION, timeout=60,
     On a connection of its own, closed afterwards, unless ``connection``
     (an ``http.client.HTTPConnection`` the caller keeps open) is given.
     """
+    status, _headers, decoded = exchange(port, method, path, body, version,
+                                         timeout, connection)
+    return status, decoded
+
+
+def exchange(port, method, path, body=None, version=VERSION, timeout=60,
+             connection=None):
+    """request(), with the answer's headers: (status, {lowercase name:
+    value}, body)."""
     conn = connection or http.client.HTTPConnection('127.0.0.1', port,
                                                     timeout=timeout)
     try:
@@ -52,12 +68,14 @@ def request(port, method, path, body=None, version=VERSION, timeout=60,
         conn.request(method, path, body=data, headers=headers)
         response = conn.getresponse()
         raw = response.read()
+        answered = {name.lower(): value
+                    for name, value in response.getheaders()}
         if not raw:
-            return response.status, None
+            return response.status, answered, None
         if response.getheader('content-type', '').startswith(
                 'application/json'):
-            return response.status, json.loads(raw)
-        return response.status, raw.decode(errors='replace')
+            return response.status, answered, json.loads(raw)
+        return response.status, answered, raw.decode(errors='replace')
     finally:
         if connection is None:
             conn.close()
@@ -184,8 +202,9 @@ class Uwsgi:
             return log.read()
 
     def worker_pids(self):
-        """Pids of the workers spawned so far."""
-        return set(re.findall(r'spawned uWSGI worker \d+ \(pid: (\d+)',
+        """Pids of the workers spawned so far, respawned ones included."""
+        return set(re.findall(r'(?:spawned uWSGI worker \d+ \(pid: '
+                              r'|Respawned uWSGI worker \d+ \(new pid: )(\d+)',
                               self.log_text()))
 
     def workers_port(self):
@@ -205,6 +224,34 @@ class Uwsgi:
         """Pids of the workers that have answered a request."""
         return set(re.findall(r'^\[pid: (\d+)\|app: 0\|req:',
                               self.log_text(), re.M))
+
+    def answers_of_every_worker(self, path, version='1.39', rounds=20):
+        """{worker pid: [(status, body)]}: the answers to ``GET path``,
+        from every running worker.
+
+        Rounds of twice as many concurrent requests as workers, until
+        every worker has answered; which worker answered a request is read
+        from its line in the log, which names the worker's pid and the
+        request id the answer carries."""
+        workers = {int(pid) for pid in self.worker_pids()
+                   if os.path.exists('/proc/%s' % pid)}
+        found = collections.defaultdict(list)
+        with concurrent.futures.ThreadPoolExecutor(2 * len(workers)) as pool:
+            for _round in range(rounds):
+                answers = list(pool.map(
+                    lambda _: exchange(self.port, 'GET', path,
+                                       version=version),
+                    range(2 * len(workers))))
+                log = self.log_text()
+                for status, headers, body in answers:
+                    logged = re.search(
+                        _LOGGED % re.escape(headers['x-openstack-request-id']),
+                        log, re.M)
+                    found[int(logged.group(1))].append((status, body))
+                if workers <= found.keys():
+                    return dict(found)
+        raise RuntimeError('%d rounds reached the workers %s of %s'
+                           % (rounds, sorted(found), sorted(workers)))
 
     def problems_in_log(self):
         """Log lines telling of an error: a traceback, a 5xx (but a

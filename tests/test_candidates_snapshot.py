@@ -1,5 +1,6 @@
-"""What one allocation-candidates request reads (db.snapshot): kept stocks
-are read once per process and again after a change or a replacement; the
+"""What one allocation-candidates request reads (db.snapshot) into what the
+process keeps (db.cloud): stocks are read once per process and again
+after a change or a replacement; the
 resources summaries show follow usage; a provider deleted while a request
 reads it is left out; windows after one with few holders of the classes
 asked for read only the holders, and a last window holding most of the
@@ -15,10 +16,10 @@ import sqlalchemy as sa
 from placement_lite import engine
 from placement_lite.db import cloud
 from placement_lite.db import lookups
-from placement_lite.db import scope_reads
 from placement_lite.db import snapshot
-from placement_lite.db import stock
 from placement_lite.db import tables
+from placement_lite.db.cloud import reads
+from placement_lite.db.cloud import summaries
 from placement_lite.handlers import allocation_candidates
 from tests import candidate_worlds as worlds
 from tests import harness
@@ -115,11 +116,11 @@ def test_an_application_built_warm_reads_no_stock_when_it_first_serves(
     def record(_conn, _cursor, statement, *_args):
         read.append(statement)
 
-    real_summary = snapshot.Snapshot._summary
+    real_summary = summaries.Shown.summary
 
-    def summary(self, provider_id, *args):
-        made.append(provider_id)
-        return real_summary(self, provider_id, *args)
+    def summary(self, row):
+        made.append(row)
+        return real_summary(self, row)
 
     real_member = allocation_candidates._member
 
@@ -127,7 +128,7 @@ def test_an_application_built_warm_reads_no_stock_when_it_first_serves(
         made.append(summary.uuid)
         return real_member(summary, shape)
 
-    monkeypatch.setattr(snapshot.Snapshot, '_summary', summary)
+    monkeypatch.setattr(summaries.Shown, 'summary', summary)
     monkeypatch.setattr(allocation_candidates, '_member', member)
     sa.event.listen(built.db.read_engine, 'before_cursor_execute', record)
     try:
@@ -140,30 +141,34 @@ def test_an_application_built_warm_reads_no_stock_when_it_first_serves(
     assert len(made) == (0 if warm else 4)
 
 
+def _record_restocked(monkeypatch):
+    """How many providers' stocks each read reads, in order."""
+    restocked = []
+    real = reads._restock
+
+    def recording(conn, store, stale, scope_of_trees):
+        restocked.append(len(stale.ids))
+        return real(conn, store, stale, scope_of_trees)
+
+    monkeypatch.setattr(reads, '_restock', recording)
+    return restocked
+
+
 def test_whole_cloud_reads_place_again_only_changed_providers(
         environment, monkeypatch):
-    """Each whole-cloud read starts from the last one: in a cloud at rest
-    it is the last one; otherwise providers whose state row is unchanged
-    keep their place and holdings, changed ones are placed again, deleted
-    ones dropped."""
+    """Each whole-cloud read patches what the process keeps: in a cloud at
+    rest nothing; otherwise providers whose state row is unchanged keep
+    their stock, changed ones are read again, deleted ones dropped."""
     _create_host(environment, 'cn1', 4)
     _create_host(environment, 'cn2', 8)
-    placed = []
-    real_places = snapshot.Snapshot._places
-
-    def recording(self, rows):
-        placed.append(len(rows))
-        return real_places(self, rows)
-
-    monkeypatch.setattr(snapshot.Snapshot, '_places', recording)
+    placed = _record_restocked(monkeypatch)
+    store = cloud.of(environment.db.read_engine)
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
-    at_rest = cloud.last_whole_cloud(environment.db.read_engine)
+    epoch = store.epoch
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
     assert placed == [2]
-    # Nothing changed: the last read serves as it is, and no set of its
-    # lines was made (only a change needs one).
-    assert cloud.last_whole_cloud(environment.db.read_engine) is at_rest
-    assert at_rest.state._lines is None and at_rest.usage._lines is None
+    # Nothing changed: what is kept serves as it is.
+    assert store.epoch == epoch
     _put_inventories(environment, 'cn2', 16, generation=1)
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 16}
     assert placed == [2, 1]
@@ -189,10 +194,11 @@ def test_a_cloud_at_rest_is_not_read_again_on_postgresql(environment,
 
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
     assert len(cloud_reads()) == 1
-    at_rest = cloud.last_whole_cloud(environment.db.read_engine)
+    store = cloud.of(environment.db.read_engine)
+    epoch = store.epoch
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
     assert len(cloud_reads()) == 1
-    assert cloud.last_whole_cloud(environment.db.read_engine) is at_rest
+    assert store.epoch == epoch
 
     _request(environment, 'PUT', '/traits/CUSTOM_ELSEWHERE', expect=201)
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
@@ -230,8 +236,7 @@ def test_a_whole_cloud_read_is_brought_up_to_date_from_rows_written(
         del statements[:]
         answer = vcpus()
         cloud_reads = [s for s in statements if 'string_agg' in s]
-        for kept in (cloud._LAST, stock._KEPT, snapshot._SHOWN):
-            kept.pop(environment.db.read_engine, None)
+        cloud.forget(environment.db.read_engine)
         assert answer == vcpus()
         return answer, ['written since' if 'age(' in s else 'every line'
                         for s in cloud_reads]
@@ -284,14 +289,16 @@ def test_windows_are_cut_from_a_cloud_at_rest(environment, statements,
     read_engine = environment.db.read_engine
 
     def state_reads():
-        return len([s for s in statements if 'string_agg' in s])
+        """Reads of the whole cloud, and of windows."""
+        return (len([s for s in statements if 'string_agg' in s]),
+                len([s for s in statements if 'FROM allocations' in s
+                     and 'string_agg' not in s]))
 
     def chosen(body):
         return [set(r['allocations']) for r in body['allocation_requests']]
 
     def forget_reads():
-        for kept in (cloud._LAST, stock._KEPT, snapshot._SHOWN):
-            kept.pop(read_engine, None)
+        cloud.forget(read_engine)
 
     def fresh_answer():
         """The answer of a process that kept nothing, which leaves
@@ -305,10 +312,7 @@ def test_windows_are_cut_from_a_cloud_at_rest(environment, statements,
         worlds.candidates(environment, 'resources=VCPU:1')
         statements.clear()
         cut = worlds.candidates(environment, query)
-        assert state_reads() == 0
-        windows = [read for key, read in cloud._LAST[read_engine].items()
-                   if key != cloud._WHOLE_CLOUD_KEY]
-        assert windows and all(read.state is None for read in windows)
+        assert state_reads() == (0, 0)
         return cut
 
     cut = cut_at_rest()
@@ -322,7 +326,7 @@ def test_windows_are_cut_from_a_cloud_at_rest(environment, statements,
               'consumer_generation': None}, version='1.28', expect=204)
     statements.clear()
     read = worlds.candidates(environment, query)
-    assert state_reads() == 1
+    assert state_reads()[0] == 0 and state_reads()[1] >= 1
     assert chosen(read) == [{U(second)}]
     assert read == fresh_answer()
 
@@ -347,6 +351,7 @@ def test_a_cloud_at_rest_gives_sharing_and_holders_from_its_read(
     monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
     worlds.load_into_db(environment.db, SHARED_AT_REST)
     read_engine = environment.db.read_engine
+    windows = worlds.record_windows(monkeypatch)
     sharing = 'resources=VCPU:1,DISK_GB:10&limit=2'
     rare = 'resources=VCPU:1,VGPU:1&limit=5'
     one_tree = 'resources=VCPU:1&in_tree=%s' % U('h3')
@@ -363,8 +368,7 @@ def test_a_cloud_at_rest_gives_sharing_and_holders_from_its_read(
                 for query in (sharing, rare, one_tree, member)]
 
     def fresh_answers():
-        for kept in (cloud._LAST, stock._KEPT, snapshot._SHOWN):
-            kept.pop(read_engine, None)
+        cloud.forget(read_engine)
         return answers()
 
     def chosen(body):
@@ -375,7 +379,7 @@ def test_a_cloud_at_rest_gives_sharing_and_holders_from_its_read(
     statements.clear()
     at_rest = answers()
     assert database_reads() == []
-    assert len(cloud._LAST[read_engine]) > 1, 'no window was searched'
+    assert any(windows), 'no window was searched'
     assert [chosen(body) for body in at_rest] == [
         [{U('h2'), U('pool')}, {U('h3'), U('pool')}],
         [{U('h3'), U('h3-gpu')}], [{U('h3')}], [{U('h2')}, {U('h3')}]]
@@ -463,13 +467,25 @@ def test_patched_kept_reads_answer_as_fresh_ones(environment, monkeypatch,
     for name, vcpus in (('cn1', 4), ('cn2', 8), ('cn3', 2)):
         _create_host(environment, name, vcpus)
     worlds.candidates(environment, query)
+    read_engine = environment.db.read_engine
     for change in changes:
         change()
         patched = worlds.candidates(environment, query)
-        for kept in (cloud._LAST, stock._KEPT,
-                     snapshot._SHOWN):
-            kept.pop(environment.db.read_engine, None)
+        kept = _kept_cloud(cloud.of(read_engine))
+        cloud.forget(read_engine)
         assert patched == worlds.candidates(environment, query)
+        if not limit:
+            # The whole cloud read afresh is what was kept, patched.
+            assert kept == _kept_cloud(cloud.of(read_engine))
+
+
+def _kept_cloud(store):
+    """{uuid: (parent id, root id, generation, inventories with usage,
+    traits)} of every provider ``store`` keeps."""
+    return {store.uuid(row): (
+        int(store.rows.parent[row]), int(store.rows.root[row]),
+        int(store.rows.generation[row]), store.inventories(row),
+        store.trait_names(row)) for row in store.live_rows().tolist()}
 
 
 def test_summaries_show_usage_changed_since_the_last_request(environment):
@@ -508,48 +524,53 @@ def test_a_provider_deleted_while_read_is_left_out(environment,
     ids = worlds.load_into_db(environment.db, [
         {'name': 'stays', 'inventories': {'VCPU': 4}},
         {'name': 'goes', 'inventories': {'VCPU': 8}}])
-    real_places = snapshot.Snapshot._places
+    real_restock = reads._restock
     calls = collections.Counter()
 
-    def deleting_before_first_stock_read(self, rows):
-        calls['places'] += 1
-        if calls['places'] == 1:
+    def deleting_before_first_stock_read(conn, store, stale, scope_of_trees):
+        calls['restock'] += 1
+        if calls['restock'] == 1:
             goes = ids['goes']
-            self.conn.execute(tables.inventories.delete().where(
+            conn.execute(tables.inventories.delete().where(
                 tables.inventories.c.resource_provider_id == goes))
             # A root refers to itself: MariaDB checks that on delete.
-            self.conn.execute(tables.resource_providers.update().where(
+            conn.execute(tables.resource_providers.update().where(
                 tables.resource_providers.c.id == goes).values(
                 root_provider_id=None))
-            self.conn.execute(tables.resource_providers.delete().where(
+            conn.execute(tables.resource_providers.delete().where(
                 tables.resource_providers.c.id == goes))
-        return real_places(self, rows)
+        return real_restock(conn, store, stale, scope_of_trees)
 
-    monkeypatch.setattr(snapshot.Snapshot, '_places',
-                        deleting_before_first_stock_read)
+    monkeypatch.setattr(reads, '_restock', deleting_before_first_stock_read)
     with environment.db.writer() as conn:
         names = lookups.resource_class_names(conn)
         vcpu = {name: id_ for id_, name in names.items()}['VCPU']
         read = snapshot.Snapshot(conn, names)
         found = read.capacities({vcpu})
-        summaries = read.summaries({ids['stays'], ids['goes']})
-    assert found == {vcpu: {ids['stays']: scope_reads.Capacity(
+        shown = read.summaries({ids['stays'], ids['goes']})
+    assert found == {vcpu: {ids['stays']: reads.Capacity(
         ids['stays'], 4, 0, 1, 4, 1)}}
-    assert summaries == {ids['stays']: snapshot.ProviderSummary(
-        U('stays'), None, U('stays'), (('VCPU', 4, 0),), ())}
+    assert shown.items() == [(ids['stays'], summaries.ProviderSummary(
+        U('stays'), None, U('stays'), (('VCPU', 4, 0),), ()))]
 
 
 def _record_read_sizes(monkeypatch):
-    """The number of providers each Snapshot read returns, in order."""
-    real_read = snapshot.Snapshot._read
+    """The number of providers each read of a request covers, in order."""
+    real_scope, real_whole = reads.read_scope, reads.read_whole
     sizes = []
 
-    def recording(self, scope, params, kept=False):
-        read = real_read(self, scope, params, kept)
-        sizes.append(len(read.providers))
-        return read
+    def of_scope(conn, store, scope, params, scope_of_trees):
+        rows = real_scope(conn, store, scope, params, scope_of_trees)
+        sizes.append(len(rows))
+        return rows
 
-    monkeypatch.setattr(snapshot.Snapshot, '_read', recording)
+    def of_whole(conn, store, scope_of_trees, seen_now=None):
+        how = real_whole(conn, store, scope_of_trees, seen_now)
+        sizes.append(store.live)
+        return how
+
+    monkeypatch.setattr(reads, 'read_scope', of_scope)
+    monkeypatch.setattr(reads, 'read_whole', of_whole)
     return sizes
 
 

@@ -22,10 +22,10 @@ LAYERS = (
     ('engine',),
     ('db', 'migrations'),
     ('schemas', 'schema_errors', 'request_body', 'request_json',
-     'worker_death', 'drain', 'policy', 'requestlog', 'conf'),
+     'worker_death', 'drain', 'heap', 'policy', 'requestlog', 'conf'),
     ('querystring',),
     ('errors', 'microversion', 'observe', 'context', 'policies', 'pretty',
-     'charts'),
+     'charts', 'closing'),
 )
 PACKAGE = pathlib.Path(placement_lite.__file__).parent
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from placement_lite import engine
 from placement_lite import errors
-from placement_lite.db import tree_order
+from placement_lite.db.cloud import orders
 from placement_lite.engine import combine
 from placement_lite.engine import dispersion
 from placement_lite.engine import rank_query
@@ -453,7 +453,7 @@ def test_limit_walks_only_the_best_trees(sqlite_env):
 def test_ranking_by_free_searches_only_the_best_trees(monkeypatch, query,
                                                       version, options):
     """200 hosts, spread on memory, limit=5: one window is searched, of the
-    64 hosts keeping the most memory free (db.tree_order), not the whole
+    64 hosts keeping the most memory free (db.cloud.orders), not the whole
     cloud; the answer is their best five."""
     env = harness.Environment('sqlite', **options)
     try:
@@ -478,15 +478,16 @@ def test_ranking_by_free_searches_only_the_best_trees(monkeypatch, query,
 def test_the_server_order_of_trees_is_made_at_start(monkeypatch):
     """A process with allocation_candidates_rank_by orders the trees by it
     as it starts (warm_caches_on_start): its first request finds them
-    ordered, and changes move only the trees they touch."""
+    ordered, and after a change the order is made again from what the
+    process keeps, as the same order."""
     made = []
-    real = tree_order.TreeOrder.__init__
+    real = orders.TreeOrder.warm
 
-    def making(self, read, orders):
-        made.append(orders)
-        real(self, read, orders)
+    def making(self):
+        made.append(self.orders)
+        real(self)
 
-    monkeypatch.setattr(tree_order.TreeOrder, '__init__', making)
+    monkeypatch.setattr(orders.TreeOrder, 'warm', making)
     loaded = harness.Environment('sqlite')
     worlds.load_into_db(loaded.db, _flat_hosts(20))
     env = harness.Environment(

@@ -18,6 +18,7 @@ import weakref
 import sqlalchemy as sa
 
 from placement_lite.db import cloud
+from placement_lite.db.cloud import reads
 from placement_lite.db import links
 from placement_lite.db import tables
 
@@ -29,7 +30,7 @@ aggs = tables.placement_aggregates
 traits = tables.traits
 inv = tables.inventories
 
-SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
+SHARING_TRAIT = cloud.SHARING_TRAIT
 
 
 _ROOTS = links.ROOTS
@@ -196,7 +197,7 @@ class Known(typing.NamedTuple):
     aggregate_ids: dict
     #: {uuid: root id} of the providers named by in_tree that exist.
     tree_roots: dict
-    #: PostgreSQL: the transactions the read saw (cloud.TRANSACTIONS_SEEN);
+    #: PostgreSQL: the transactions the read saw (reads.TRANSACTIONS_SEEN);
     #: None elsewhere.
     transactions_seen: typing.Optional[str] = None
 
@@ -232,7 +233,7 @@ def _known_part(name, postgresql):
 
 
 _TRANSACTIONS_SEEN_ROW = _rows(6, sa.cast(sa.null(), sa.Integer),
-                               cloud.TRANSACTIONS_SEEN)
+                               reads.TRANSACTIONS_SEEN)
 
 
 @functools.cache
@@ -249,7 +250,7 @@ def _known_query(named, postgresql):
 def read_known(conn, classes, trait_names, aggregate_uuids, tree_uuids):
     """The Known of a request naming these classes, traits, aggregates and
     in_tree providers: every lookup a search needs before it filters
-    providers, and whether the cloud is at rest (cloud.at_rest), in one
+    providers, and whether the cloud is at rest (reads.at_rest), in one
     round trip."""
     class_names, largest = {}, {}
     trait_ids, aggregate_ids_, tree_roots = {}, {}, {}
@@ -343,7 +344,7 @@ def holders_if_few(conn, rc_id=None, trait_ids=(), most=None, whole=None):
         return None
     from_whole = whole is not None and rc_id is not None
     if from_whole:
-        found = whole.capacities([rc_id])[rc_id]
+        found = cloud.whole_holdings(whole, rc_id)
     else:
         found = conn.execute(
             _holders_query(holder_ids, _postgresql(conn)),
@@ -353,8 +354,7 @@ def holders_if_few(conn, rc_id=None, trait_ids=(), most=None, whole=None):
     elif len(found) > most:
         more_than = most
     elif from_whole:
-        return {holder: capacity.root_id
-                for holder, capacity in found.items()}
+        return dict(found.pairs())
     else:
         return dict(found)
     held_by_more_than[key] = (now + RECHECK_WIDELY_HELD_AFTER, more_than)
@@ -400,7 +400,7 @@ def anchors_for_sharing(conn, sharing_ids, whole=None):
     """{sharing provider id: root ids of the trees it serves}: the roots of
     every provider sharing an aggregate with it (its own root included when
     it is in any aggregate). With ``whole``, the read of the whole cloud
-    the database is at rest since (cloud.at_rest), taken from
+    the database is at rest since (reads.at_rest), taken from
     _every_sharing_anchor."""
     if whole is None:
         return _read_anchors_for_sharing(conn, sharing_ids)
@@ -409,11 +409,10 @@ def anchors_for_sharing(conn, sharing_ids, whole=None):
             if provider_id in every}
 
 
-def find_every_sharing_anchor(conn):
+def find_every_sharing_anchor(conn, whole):
     """At start-up, find _every_sharing_anchor for the read of the whole
-    cloud just made, if the database is still at rest since: the first
-    requests then find it."""
-    whole = cloud.at_rest(conn)
+    cloud just made (``whole``), if the database is still at rest since
+    (else None): the first requests then find it."""
     if whole is not None:
         _every_sharing_anchor(conn, whole)
 

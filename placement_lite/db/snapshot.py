@@ -2,94 +2,38 @@
 use, read once per request and shared by the search, the combination and
 the provider summaries.
 
-A Snapshot reads each scope of trees the request looks at (scope_reads):
-the whole cloud (cloud, patched from the last whole-cloud read of the
-process), a window of trees, one tree or the trees of some roots. What a
-provider has is taken from the stock kept per process while its
-generation is unchanged (stock). Each provider's summary is kept too,
-while its stock, its parent's and root's stocks and its usage are
-unchanged.
+The providers themselves are kept by the process between requests
+(db.cloud): a Snapshot reads each scope of trees the request looks at
+(the whole cloud, a window of trees, one tree or the trees of some
+roots) into that store, or takes it from the store while nothing has
+committed since the store read the whole cloud, and remembers which
+providers it read.
 """
 
-import dataclasses
 import typing
-import weakref
+
+import numpy as np
 
 from placement_lite.db import candidates
 from placement_lite.db import cloud
-from placement_lite.db import scope_reads
-from placement_lite.db import stock
+from placement_lite.db.cloud import holdings
+from placement_lite.db.cloud import reads
+from placement_lite.db.cloud import store as kept
+from placement_lite.db.cloud import summaries
 
 
 def with_room(capacities, amount):
-    """The part of ``capacities`` ({provider id: scope_reads.Capacity})
-    whose free capacity holds ``amount``. (Comprehensions: a method call
-    per provider costs more than the test.)"""
-    return {provider_id: c for provider_id, c in capacities.items()
-            if amount <= c.capacity - c.used}
+    """The part of ``capacities`` (holdings.Holdings) whose free capacity
+    holds ``amount``."""
+    return capacities.with_room(amount)
 
 
 def within_units(capacities, amount):
     """The part of ``capacities`` whose min_unit, max_unit and step_size
     allow ``amount``."""
-    return {provider_id: c for provider_id, c in capacities.items()
-            if c.min_unit <= amount <= c.max_unit
-            and amount % c.step_size == 0}
+    return capacities.within_units(amount)
 
 
-@dataclasses.dataclass(slots=True)
-class ProviderSummary:
-    """One provider as provider summaries show it. Shared by the requests
-    that show the provider while it is unchanged (see _SHOWN): never
-    changed, but for ``rendered``."""
-
-    uuid: str
-    parent_uuid: typing.Optional[str]
-    root_uuid: str
-    #: ((resource class name, capacity, used), ...) in class id order.
-    resources: tuple
-    #: Trait names in trait id order (standard traits first, then custom
-    #: ones as created), the order the reference shows.
-    trait_names: tuple
-    #: (shape, bytes): the summary as the HTTP layer last rendered it, made
-    #: by the first request that shows it in that shape and reused by the
-    #: next ones, as long as the summary itself is. (One shape, not one per
-    #: shape: clients of one cloud ask at one microversion, and a process
-    #: keeps tens of thousands of summaries.)
-    rendered: typing.Optional[tuple] = dataclasses.field(
-        default=None, compare=False, repr=False)
-
-
-#: {engine: _Shown}, per process: most providers shown by one request show
-#: the same again in the next. Several requests share these summaries, so
-#: nothing may change them.
-_SHOWN = weakref.WeakKeyDictionary()
-
-
-class _Shown(typing.NamedTuple):
-    """The summaries a process keeps, and the class names they show.
-
-    A summary shows class names, and renaming a class (PUT
-    /resource_classes/{name} at 1.2-1.6, by this service or another on the
-    same database) changes no provider's generation or usage: only the
-    names every request reads tell it. Summaries made under other names
-    are dropped, all at once (renames are rare)."""
-
-    #: {rc id: name} the summaries were made with.
-    class_names: dict
-    #: stock.ByProvider of (its stock.Stock, its parent's, its root's,
-    #: {rc id: used}, ProviderSummary).
-    by_provider: stock.ByProvider
-
-
-def _shown_under(engine, class_names):
-    """The ByProvider of the summaries kept for ``engine`` that show
-    ``class_names`` (a request's fresh read of every class's name)."""
-    shown = _SHOWN.get(engine)
-    if shown is None or shown.class_names != class_names:
-        shown = _SHOWN[engine] = _Shown(class_names, stock.ByProvider())
-    return shown.by_provider
-_NO_USAGE = {}
 #: Fewer trees than this are always read by root.
 FEW_TREES = 64
 
@@ -106,15 +50,12 @@ class Window(typing.NamedTuple):
     roots: typing.Optional[frozenset] = None
     #: How many trees it holds.
     trees: int = 1
-    #: Whether later requests search it again (it does not start at a tree
-    #: picked at random): its read is then kept (db.cloud).
-    kept: bool = False
 
     @classmethod
-    def of_roots(cls, roots, kept=False):
+    def of_roots(cls, roots):
         """The window of the trees ``roots`` (a few of the cloud's)."""
         return cls(min(roots), max(roots), False, frozenset(roots),
-                   len(roots), kept)
+                   len(roots))
 
     def holds(self, root_id):
         return self.first <= root_id <= self.last and (
@@ -129,9 +70,36 @@ class Window(typing.NamedTuple):
                 if not first <= root_id <= last}
 
 
+def _cut(store, slots, root_id, window, also_ids):
+    """Those of ``slots`` (of the whole cloud, in ``store``) a read of the
+    tree ``root_id`` (within ``window``: only the providers ``also_ids``
+    of it when the window does not hold it), or of ``window`` and the
+    providers ``also_ids``, would find."""
+    if root_id is None and window is None:
+        return slots
+    rows = store.slots.row[slots]
+    roots = store.rows.root[rows]
+    if root_id is not None:
+        kept = roots == root_id
+        if window is not None and not window.holds(root_id):
+            kept &= _among(store.rows.id[rows], also_ids)
+        return slots[kept]
+    kept = (roots >= window.first) & (roots <= window.last)
+    if window.roots is not None:
+        kept &= _among(roots, window.roots)
+    if also_ids:
+        kept |= _among(store.rows.id[rows], also_ids)
+    return slots[kept]
+
+
+def _among(values, wanted):
+    """Whether each of ``values`` (an array) is one of ``wanted``."""
+    return np.isin(values, np.fromiter(wanted, np.int64, len(wanted)))
+
+
 class Snapshot:
     """The providers one request has read: where each is, what it has
-    (its stock) and what it uses."""
+    and what it uses, as rows of the process's store (db.cloud)."""
 
     def __init__(self, conn, class_names, transactions_seen=None):
         """``class_names`` maps every resource class id to its name;
@@ -140,21 +108,16 @@ class Snapshot:
         self.conn = conn
         self.class_names = class_names
         self.transactions_seen = transactions_seen
+        self.store = cloud.of(conn.engine)
         self._at_rest = None
-        self._shown = _shown_under(conn.engine, class_names)
-        #: {provider id: (parent id, root id, stock.Stock)} of every provider
-        #: read.
-        self._providers = {}
-        #: {provider id: {rc id: amount used}}; no entry: nothing used.
-        self._used = {}
-        #: Trees read whole: every tree (the cloud.CloudRead of the whole
-        #: cloud, once read; windows may be cut from it), or those of these
-        #: windows and roots.
-        self._cloud = None
-        #: The cloud.CloudRead of the whole cloud, when the request read it
-        #: only to order its trees (tree_order): the trees it then reads are
-        #: cut from it.
-        self._whole = None
+        #: Whether the request read every tree (the store, brought up to
+        #: date by this request, is then what it read).
+        self._whole = False
+        #: {provider id: row} of every provider read, besides the whole
+        #: cloud, as the store numbered its rows ``_numbered`` times.
+        self._read_rows = {}
+        self._numbered = self.store.compactions
+        #: Trees read whole: those of these windows and roots.
         self._windows = []
         self._trees = set()
         #: {frozenset of rc ids: whether few providers of a window read
@@ -162,35 +125,40 @@ class Snapshot:
         self._rare_classes = {}
 
     def capacities(self, rc_ids, root_id=None, window=None, also_ids=()):
-        """{rc id: {provider id: Capacity}} for every inventory of
-        ``rc_ids``, of the providers of the whole cloud, or with
-        ``root_id`` of that tree, or with ``window`` (a Window) of those
-        trees and ``also_ids``: the cost is then bounded by the window
-        (see _scope for how each is read).
-
-        The dicts returned may be shared with other requests: never change
-        them."""
+        """{rc id: holdings.Holdings} for every inventory of ``rc_ids``,
+        of the providers of the whole cloud, or with ``root_id`` of that
+        tree, or with ``window`` (a Window) of those trees and
+        ``also_ids``: the cost is then bounded by the window (see _scope
+        for how each is read)."""
         if not rc_ids:
             return {}
         scope, params = self._scope(root_id=root_id, window=window,
                                     rc_ids=rc_ids, also_ids=also_ids)
-        windowed = window is not None and root_id is None
-        if windowed and scope == scope_reads.WHOLE_CLOUD:
-            return self._cut_from_cloud(rc_ids, window, also_ids)
-        read = self._read(scope, params,
-                          kept=windowed and window.kept)
+        store = self.store
+        if scope == reads.WHOLE_CLOUD:
+            if (window is None and root_id is None) or not (
+                    self._whole or self.at_rest()):
+                self._read_whole()
+            else:
+                # The store holds the whole cloud as it is: cut from it.
+                self._whole = True
+            return {rc_id: holdings.Holdings.of_slots(store, _cut(
+                store, store.holders(rc_id), root_id, window, also_ids))
+                for rc_id in rc_ids}
+        rows = self._read(scope, params)
         if not scope.of_classes:
             self._cover(root_id, window)
-        found = read.capacities(rc_ids)
-        if windowed and not scope.of_classes:
+        found = {rc_id: holdings.Holdings.of_slots(
+            store, store.slots_of(rows, rc_id)) for rc_id in rc_ids}
+        if window is not None and root_id is None and not scope.of_classes:
             holding = set().union(*found.values())
             self._rare_classes[frozenset(rc_ids)] = (
-                4 * len(holding) < len(read.providers))
+                4 * len(holding) < len(rows))
         return found
 
     def _scope(self, root_id=None, window=None, roots=None, rc_ids=(),
                also_ids=()):
-        """(scope_reads.Scope, its parameters): the one place deciding how
+        """(reads.Scope, its parameters): the one place deciding how
         the providers asked for are read.
 
         * The trees ``roots`` (summaries, stocks): by root, or the whole
@@ -199,28 +167,30 @@ class Snapshot:
         * The tree ``root_id``, within ``window`` when given.
         * A ``window`` of trees (and the providers ``also_ids``): the
           whole cloud, cut to the window, when it holds most of the cloud
-          (the last whole-cloud read is kept between requests, a window's
-          is not); only the providers with an inventory of ``rc_ids``
-          once a window read whole has shown that fewer than a quarter of
-          its providers have one (few of its trees can be shown, and
-          those are read again when they are).
+          or the process's store holds the whole cloud as it is; only the
+          providers with an inventory of ``rc_ids`` once a window read
+          whole has shown that fewer than a quarter of its providers have
+          one (few of its trees can be shown, and those are read again
+          when they are).
         * Nothing: the whole cloud.
         """
-        whole_cloud = scope_reads.WHOLE_CLOUD, {}
+        whole_cloud = reads.WHOLE_CLOUD, {}
         if roots is not None:
-            if len(roots) >= FEW_TREES and 2 * len(roots) >= (
-                    candidates.trees_lately(self.conn)):
+            if self._whole or self.at_rest() or (
+                    len(roots) >= FEW_TREES and 2 * len(roots) >= (
+                        candidates.trees_lately(self.conn))):
                 return whole_cloud
-            return scope_reads.Scope(by_roots=True), {'roots': sorted(roots)}
+            return reads.Scope(by_roots=True), {'roots': sorted(roots)}
         params = {'root_id': root_id, 'rc_ids': sorted(rc_ids)}
         if window is None:
-            if root_id is None:
+            if root_id is None or self._whole or self.at_rest():
                 return whole_cloud
-            return scope_reads.Scope(by_root=True), params
+            return reads.Scope(by_root=True), params
         windowed = root_id is None
         of_classes = windowed and self._rare_classes.get(frozenset(rc_ids),
                                                          False)
-        if windowed and window.most_of_cloud and not of_classes:
+        if self._whole or self.at_rest() or (
+                windowed and window.most_of_cloud and not of_classes):
             return whole_cloud
         if window.roots is None:
             params.update(first=window.first, last=window.last)
@@ -228,148 +198,156 @@ class Snapshot:
             params['roots'] = sorted(window.roots)
         if also_ids:
             params['also_ids'] = sorted(also_ids)
-        return scope_reads.Scope(by_root=not windowed,
-                                 by_window=window.roots is None,
-                                 by_roots=window.roots is not None,
-                                 with_also=bool(also_ids),
-                                 of_classes=of_classes), params
+        return reads.Scope(by_root=not windowed,
+                           by_window=window.roots is None,
+                           by_roots=window.roots is not None,
+                           with_also=bool(also_ids),
+                           of_classes=of_classes), params
 
     def at_rest(self):
-        """The read of the whole cloud kept by the process if nothing has
-        committed since it was read (cloud.at_rest), else None; asked once
-        per request, in its first statement when it could."""
+        """The process's store, when it holds the whole cloud as it is:
+        nothing has committed since it read it (reads.at_rest), asked
+        once per request, in its first statement when it could; else
+        None."""
         if self._at_rest is None:
-            self._at_rest = (cloud.at_rest(self.conn, self.transactions_seen)
-                             or False)
-        return self._at_rest or None
+            self._at_rest = reads.at_rest(self.conn, self.store,
+                                          self.transactions_seen)
+        return self.store if self._at_rest else None
 
     def read_whole_cloud(self):
         """Read every provider, index who holds each class and the
-        providers of each tree (windows are cut from it: cloud.read), and
-        make every provider's summary, as the first request searching the
-        whole cloud would (what warm_caches needs); returns the summaries
-        (see summaries)."""
-        read = self._read(scope_reads.WHOLE_CLOUD, {})
-        read.capacities({rc_id for place in read.providers.values()
-                         for rc_id, *_ in place[2].inventories})
-        read.trees()
-        return self.summaries({place[1] for place in read.providers.values()})
+        providers of each tree, as the first request searching the whole
+        cloud would (what warm_caches needs); returns the summaries of
+        every provider (summaries.Shown)."""
+        self._read_whole()
+        store = self.store
+        for rc_id in np.unique(store.slots.rc[:store.slots.size]).tolist():
+            store.holders(rc_id)
+        store.trees()
+        return summaries.Shown(store, store.rows.id[self._every_row()],
+                               self.class_names)
 
     def tree_order(self, orders):
         """The trees of the whole cloud (read now if not yet) in order of
-        what they keep free of some classes: the tree_order.TreeOrder of
-        ``orders`` ((rc id, sign), ...), kept and patched with the
-        process's read of the whole cloud."""
-        return self._whole_read().tree_order(orders)
+        what they keep free of some classes: the orders.TreeOrder of
+        ``orders`` ((rc id, sign), ...), kept with the process's store."""
+        self._read_whole()
+        return cloud.tree_order(self.store, orders)
 
     def any_holder_among(self, rc_id, provider_ids):
         """Whether one of ``provider_ids`` has an inventory of ``rc_id``
         (in the whole cloud)."""
-        held = self._whole_read().holders_of(rc_id)
-        return any(provider_id in held for provider_id in provider_ids)
-
-    def _whole_read(self):
-        """The cloud.CloudRead of the whole cloud, read once per request
-        (the trees of a request that reads only some are cut from it)."""
-        if self._cloud is not None:
-            return self._cloud
-        if self._whole is None:
-            self._whole = cloud.read(self.conn, self._places,
-                                     seen_now=self.transactions_seen)
-        return self._whole
-
-    def _cut_from_cloud(self, rc_ids, window, also_ids):
-        if self._cloud is None:
-            self._read(scope_reads.WHOLE_CLOUD, {})
-        holds = window.holds
-        return {rc_id: {provider_id: capacity
-                        for provider_id, capacity in held.items()
-                        if holds(capacity.root_id) or provider_id in also_ids}
-                for rc_id, held in self._cloud.capacities(rc_ids).items()}
+        self._read_whole()
+        store = self.store
+        rows = store.slots.row[store.holders(rc_id)]
+        return bool(np.isin(store.rows.id[rows], np.fromiter(
+            provider_ids, np.int64, len(provider_ids))).any())
 
     def tree_read(self, root_id):
         """{provider id: uuid} of the providers of the tree ``root_id``
         read so far, in id order (reads nothing)."""
-        return {provider_id: place[2].uuid for provider_id, place
-                in sorted(item for item in self._providers.items()
-                          if item[1][1] == root_id)}
+        store = self.store
+        rows = self._rows_of_trees([root_id])
+        return dict(zip(store.rows.id[rows].tolist(), store.uuids(rows)))
 
     def uuids_read(self, provider_ids):
         """{provider id: uuid} of those of ``provider_ids`` read so far
         (reads nothing)."""
-        providers = self._providers
-        return {provider_id: providers[provider_id][2].uuid
-                for provider_id in provider_ids if provider_id in providers}
+        ids, rows = self._rows_read(provider_ids)
+        read = rows != kept.DEAD
+        return dict(zip(ids[read].tolist(), self.store.uuids(rows[read])))
 
     def sharing_among(self, provider_ids):
         """Those of ``provider_ids`` (all read) sharing their inventory:
         the trait is in their stock."""
-        providers = self._providers
-        return {p for p in provider_ids
-                if candidates.SHARING_TRAIT in providers[p][2].trait_names}
+        store = self.store
+        ids, rows = self._rows_read(provider_ids)
+        read = rows != kept.DEAD
+        sharing = store.sharing[store.rows.traits[rows[read]]]
+        return set(ids[read][sharing].tolist())
 
     def unread(self, provider_ids):
         """Those of ``provider_ids`` not read (reads nothing)."""
-        providers = self._providers
-        return {p for p in provider_ids if p not in providers}
+        ids, rows = self._rows_read(provider_ids)
+        return set(ids[rows == kept.DEAD].tolist())
 
     def trait_names(self, provider_id):
         """The trait names of a provider read (reads nothing)."""
-        return self._providers[provider_id][2].trait_names
+        store = self.store
+        return store.trait_names(self._row(provider_id))
 
     def parents(self, root_ids):
         """{provider id: parent id} for every provider of the given
         trees."""
-        return {provider_id: parent_id
-                for provider_id, (parent_id, _root, _stock)
-                in self._of_trees(root_ids)}
+        self._read_trees(root_ids)
+        store = self.store
+        rows = self._rows_of_trees(root_ids)
+        return {provider_id: (None if parent == kept.DEAD else parent)
+                for provider_id, parent in zip(
+                    store.rows.id[rows].tolist(),
+                    store.rows.parent[rows].tolist())}
 
     def summaries(self, root_ids):
-        """{provider id: ProviderSummary} of every provider of the trees
-        rooted at ``root_ids``, in provider id order."""
-        providers = self._providers
-        used_of = self._used
-        shown = self._shown
-        summaries = {}
-        for provider_id, (parent_id, root_id, has) in sorted(
-                self._of_trees(root_ids)):
-            parent = None if parent_id is None else providers[parent_id][2]
-            root = providers[root_id][2]
-            used = used_of.get(provider_id, _NO_USAGE)
-            last = shown.get(provider_id)
-            if (last is not None and last[0] is has and last[1] is parent
-                    and last[2] is root
-                    and (last[3] is used or last[3] == used)):
-                summaries[provider_id] = last[4]
-            else:
-                summaries[provider_id] = self._summary(
-                    provider_id, has, parent, root, used)
-        shown.prune(self.conn)
-        return summaries
-
-    def _summary(self, provider_id, has, parent, root, used):
-        """The ProviderSummary of a provider, kept for the next request."""
-        class_names = self.class_names
-        summary = ProviderSummary(
-            has.uuid, None if parent is None else parent.uuid, root.uuid,
-            tuple((class_names[rc_id], capacity, used.get(rc_id, 0))
-                  for rc_id, capacity, _min, _max, _step in has.inventories),
-            has.trait_names)
-        self._shown[provider_id] = (has, parent, root, used, summary)
-        return summary
-
-    def _of_trees(self, root_ids):
-        """(provider id, (parent id, root id, stock.Stock)) for every
-        provider of the trees ``root_ids``, read first where not read
-        yet."""
+        """The summaries.Shown of every provider of the trees rooted at
+        ``root_ids``, in provider id order."""
         self._read_trees(root_ids)
-        return [(provider_id, place)
-                for provider_id, place in self._providers.items()
-                if place[1] in root_ids]
+        return summaries.Shown(
+            self.store, self.store.rows.id[self._rows_of_trees(root_ids)],
+            self.class_names)
+
+    # -- Which providers the request read ------------------------------
+
+    @property
+    def _rows(self):
+        """{provider id: row} of every provider read (besides the whole
+        cloud), numbered as the store numbers them now."""
+        store = self.store
+        if self._numbered != store.compactions:
+            ids = np.fromiter(self._read_rows, np.int64, len(self._read_rows))
+            self._read_rows = dict(zip(ids.tolist(),
+                                       store.rows_of(ids).tolist()))
+            self._numbered = store.compactions
+        return self._read_rows
+
+    def _row(self, provider_id):
+        if self._whole:
+            return self.store.row(provider_id)
+        return self._rows[provider_id]
+
+    def _rows_read(self, provider_ids):
+        """(``provider_ids`` as an array, the row of each read or DEAD)."""
+        ids = np.fromiter(provider_ids, np.int64, len(provider_ids))
+        if self._whole:
+            return ids, self.store.rows_of(ids)
+        rows = self._rows
+        return ids, np.fromiter((rows.get(p, kept.DEAD) for p in
+                                 ids.tolist()), np.int64, len(ids))
+
+    def _every_row(self):
+        """Every row read, in provider id order."""
+        store = self.store
+        if self._whole:
+            rows = store.live_rows()
+        else:
+            rows = np.fromiter(self._rows.values(), np.int64,
+                               len(self._rows))
+        return rows[np.argsort(store.rows.id[rows], kind='stable')]
+
+    def _rows_of_trees(self, root_ids):
+        """The rows read of the trees ``root_ids``, in provider id order."""
+        store = self.store
+        roots = np.fromiter(root_ids, np.int64, len(root_ids))
+        if self._whole:
+            rows = store.tree_rows(roots)
+        else:
+            rows = np.fromiter(self._rows.values(), np.int64,
+                               len(self._rows))
+            rows = rows[np.isin(store.rows.root[rows], roots)]
+        return rows[np.argsort(store.rows.id[rows], kind='stable')]
 
     def _cover(self, root_id, window):
         """Note the trees just read whole: the tree ``root_id`` and/or the
-        trees of ``window`` (_read notes the whole cloud)."""
+        trees of ``window``."""
         if window is None:
             if root_id is not None:
                 self._trees.add(root_id)
@@ -380,7 +358,7 @@ class Snapshot:
 
     def _read_trees(self, root_ids):
         """Read every provider of the trees ``root_ids`` not read yet."""
-        if self._cloud is not None:
+        if self._whole:
             return
         missing = set(root_ids) - self._trees
         for window in self._windows:
@@ -390,45 +368,31 @@ class Snapshot:
         if not missing:
             return
         scope, params = self._scope(roots=missing)
-        self._read(scope, params)
-        if scope != scope_reads.WHOLE_CLOUD:
+        if scope == reads.WHOLE_CLOUD:
+            self._read_whole()
+        else:
+            self._read(scope, params)
             self._trees.update(missing)
 
-    def _read(self, scope, params, kept=False):
-        """Read the place, stock and usage of the providers in ``scope``
-        (from the read the process keeps of it, for the whole cloud or
-        ``kept``: see db.cloud); returns their scope_reads.Read."""
-        conn = self.conn
-        seen = self.transactions_seen
-        if scope == scope_reads.WHOLE_CLOUD:
-            read = self._cloud = cloud.read(conn, self._places,
-                                            seen_now=seen)
-        elif (self._cloud or self._whole) is not None and not (
-                kept and self.at_rest()):
-            # The request read the whole cloud since a commit: what it reads
-            # after is cut from that read, as it was then.
-            read = (self._cloud or self._whole).cut(scope, params)
-        elif kept:
-            read = cloud.read(conn, self._places, scope, params, seen)
-        elif self.at_rest():
-            read = self.at_rest().cut(scope, params)
-        else:
-            read = scope_reads.read(conn, scope, params, self._places)
-        self._providers.update(read.providers)
-        used = self._used
-        if used:
-            for id_ in read.providers:
-                used.pop(id_, None)
-        used.update(read.used)
-        return read
+    def _read_whole(self):
+        """Bring the store up to the whole cloud, once per request."""
+        if not self._whole:
+            reads.read_whole(self.conn, self.store, self._stock_scope,
+                             self.transactions_seen)
+            self._whole = True
 
-    def _places(self, rows):
-        """stock.places for the state ``rows`` just read; a provider
-        deleted since an earlier read of this request is gone."""
-        places = stock.places(self.conn, rows,
-                              lambda roots: self._scope(roots=roots))
-        if len(places) < len(rows):
-            for row in rows:
-                if row[0] not in places:
-                    self._providers.pop(row[0], None)
-        return places
+    def _read(self, scope, params):
+        """Read the providers of ``scope`` (not the whole cloud) into the
+        store; their rows."""
+        rows = reads.read_scope(self.conn, self.store, scope, params,
+                                self._stock_scope)
+        self._rows.update(zip(self.store.rows.id[rows].tolist(),
+                              rows.tolist()))
+        return rows
+
+    def _stock_scope(self, roots):
+        """How the stocks of providers in the trees ``roots`` are read."""
+        if len(roots) >= FEW_TREES and 2 * len(roots) >= (
+                candidates.trees_lately(self.conn)):
+            return reads.WHOLE_CLOUD, {}
+        return reads.Scope(by_roots=True), {'roots': sorted(roots)}

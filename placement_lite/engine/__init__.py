@@ -26,6 +26,7 @@ import weakref
 from placement_lite import observe
 from placement_lite.db import candidates as db
 from placement_lite.db import snapshot
+from placement_lite.db.cloud import reads
 from placement_lite.engine import combine
 from placement_lite.engine import dispersion
 from placement_lite.engine import explain
@@ -41,9 +42,9 @@ class Candidates:
     allocation_requests: list
     #: {provider id: uuid} for every provider they name.
     uuids: dict
-    #: {provider id: snapshot.ProviderSummary} of the providers to show,
-    #: in provider id order.
-    provider_summaries: dict
+    #: cloud.summaries.Shown: the providers to show, in provider id
+    #: order.
+    provider_summaries: object
     #: How many trees had a provider for some group, in the windows
     #: searched (what the request log reports as trees searched).
     trees: int = 0
@@ -143,23 +144,25 @@ def find_candidates(database, conf, request, nested_aware=True):
 
 def warm_caches(database, rank_by=None):
     """Read the whole cloud once into what the process keeps between
-    requests (db.snapshot), the trees each sharing provider serves and,
+    requests (db.cloud), the trees each sharing provider serves and,
     with ``rank_by`` (``[placement] allocation_candidates_rank_by``), the
-    trees in the order of that key (db.tree_order): the first request
+    trees in the order of that key (db.cloud.orders): the first request
     searching every tree, or a window of them while nothing changes, then
-    finds them kept, as later ones do. Returns {provider id:
-    snapshot.ProviderSummary} of every provider, which the answers show
-    while the provider is unchanged."""
+    finds them kept, as later ones do. Returns the summaries of every
+    provider (db.cloud.summaries.Shown), for the answers to render
+    ahead."""
     with database.replica_reader() as conn:
         known = db.read_known(conn, (), (), (), ())
         read = snapshot.Snapshot(conn, known.class_names,
                                  known.transactions_seen)
         summaries = read.read_whole_cloud()
-        db.find_every_sharing_anchor(conn)
+        db.find_every_sharing_anchor(
+            conn, read.store if reads.at_rest(conn, read.store) else None)
         server_order = rank_query.server_order(rank_by)
         if server_order is not None:
             read.tree_order(server_order.free_terms(
-                {name: id_ for id_, name in known.class_names.items()}))
+                {name: id_ for id_, name in known.class_names.items()}
+            )).warm()
         return summaries
 
 
@@ -333,7 +336,7 @@ def _windows(conn, size, rng, searcher, tally):
             else:
                 half = 2 * window.trees >= total
             yield snapshot.Window(window.first, window.last, half,
-                                  trees=window.trees, kept=not rng)
+                                  trees=window.trees)
             after = window.last
             searched += window.trees
             size *= 2
@@ -349,7 +352,7 @@ def _whole_cloud(searcher, tally):
     if few is None:
         yield None
     elif few:
-        yield snapshot.Window.of_roots(few, kept=True)
+        yield snapshot.Window.of_roots(few)
 
 
 def _windows_of_few(roots, size, rng):
@@ -360,7 +363,7 @@ def _windows_of_few(roots, size, rng):
         start = rng.randrange(len(roots))
         roots = roots[start:] + roots[:start]
     while roots:
-        yield snapshot.Window.of_roots(roots[:size], kept=not rng)
+        yield snapshot.Window.of_roots(roots[:size])
         roots = roots[size:]
         size *= 2
 
@@ -381,7 +384,7 @@ def _with_summaries(conn, providers_read, roots, chosen, shown, request):
     tree_roots = {roots[p] for p in set().union(
         *(c.allocations for c in chosen))}
     summaries = providers_read.summaries(tree_roots)
-    uuids = {p: summary.uuid for p, summary in summaries.items()}
+    uuids = summaries.uuids()
     if any(not group.resources for group in request.groups.values()):
         # Providers of resourceless groups may lie outside the trees shown
         # (every other provider a mapping names gives resources).
@@ -390,8 +393,7 @@ def _with_summaries(conn, providers_read, roots, chosen, shown, request):
         if missing:
             uuids.update(db.provider_uuids(conn, missing))
     if shown is not None:
-        summaries = {p: summary for p, summary in summaries.items()
-                     if p in shown}
+        summaries = summaries.only(shown)
     return Candidates(chosen, uuids, summaries,
                       trees=len(set(roots.values())))
 

@@ -54,7 +54,7 @@ class Ranking:
 
     def free_terms(self, class_ids):
         """((rc id, sign), ...) of the orders whose class is in
-        ``class_ids`` ({name: id}), in order (see db.tree_order)."""
+        ``class_ids`` ({name: id}), in order (see db.cloud.orders)."""
         return tuple((class_ids[order.resource_class], order.sign)
                      for order in self.orders
                      if order.resource_class in class_ids)

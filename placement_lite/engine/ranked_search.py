@@ -37,6 +37,8 @@ import itertools
 import math
 import typing
 
+import numpy as np
+
 from placement_lite import errors
 from placement_lite.db import candidates as db
 from placement_lite.db import lookups
@@ -220,7 +222,7 @@ def _in_tree_order(conn, request, bound, nested_aware, roomiest_first,
     it asks of those classes from the tree) and no preferred trait, so a
     candidate's round is its index in its tree's generation order, and the
     key orders the candidates by round, then by tree in the order of what
-    the trees keep free (db.tree_order): the first candidate of each tree
+    the trees keep free (db.cloud.orders): the first candidate of each tree
     that can serve, trees in that order, then the second of each, and so
     on. A candidate made only of sharing providers, which several trees
     give, is kept where it comes first. The trees are walked in that
@@ -247,7 +249,7 @@ def _in_tree_order(conn, request, bound, nested_aware, roomiest_first,
     roots = {}
     combiner = None
     for batch in _tree_batches(searcher, order, orders, asked, first_window):
-        found = searcher.search(snapshot.Window.of_roots(batch, kept=True))
+        found = searcher.search(snapshot.Window.of_roots(batch))
         if counted is not None:
             counted.trees += len(batch)
             counted.anchors += len(found.anchors) if found else 0
@@ -411,6 +413,31 @@ def _checked_names(conn, rank_by):
     return found
 
 
+class _TreeFree:
+    """{root id: (what the tree keeps free of each class, ...)}, from the
+    holdings (db.cloud.holdings.Holdings, or None) of each class in
+    order; (0, ...) for a tree holding none."""
+
+    def __init__(self, held):
+        roots = np.unique(np.concatenate(
+            [found.roots for found in held if found is not None]
+            or [np.zeros(0, np.int64)]))
+        self._roots = roots
+        self._free = []
+        for found in held:
+            free = np.zeros(len(roots), np.int64)
+            if found is not None:
+                np.add.at(free, np.searchsorted(roots, found.roots),
+                          found.capacity - found.used)
+            self._free.append(free)
+
+    def __getitem__(self, root_id):
+        at = int(np.searchsorted(self._roots, root_id))
+        if at < len(self._roots) and self._roots[at] == root_id:
+            return tuple(int(free[at]) for free in self._free)
+        return (0,) * len(self._free)
+
+
 class _Keys:
     """The rank keys of candidates and the bounds of trees."""
 
@@ -439,14 +466,7 @@ class _Keys:
         None)."""
         held = self.read.capacities({rc for rc, _n, _s in self.orders},
                                     root_id=root)
-        free = collections.defaultdict(lambda: [0] * len(self.orders))
-        for k, (rc_id, _name, _sign) in enumerate(self.orders):
-            for capacity in held.get(rc_id, {}).values():
-                free[capacity.root_id][k] += int(capacity.capacity
-                                                 - capacity.used)
-        return collections.defaultdict(
-            lambda: (0,) * len(self.orders),
-            {root_id: tuple(amounts) for root_id, amounts in free.items()})
+        return _TreeFree([held.get(rc_id) for rc_id, _n, _s in self.orders])
 
     def traits(self, provider_id):
         """The ids of the preferred traits ``provider_id`` has."""

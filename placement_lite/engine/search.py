@@ -74,7 +74,7 @@ class GroupChoices:
 @dataclasses.dataclass
 class SearchResult:
     groups: list
-    #: {rc id: {provider id: scope_reads.Capacity}}
+    #: {rc id: {provider id: reads.Capacity}}
     capacities: dict
     #: {provider id: root id} for every provider offered.
     roots: dict
@@ -235,13 +235,15 @@ class Searcher:
                 return None
             groups.append(choices)
             for rc_id, capable in searcher.by_class.items():
-                capacities.setdefault(rc_id, {}).update(capable)
-                roots.update((provider_id, capacity.root_id)
-                             for provider_id, capacity in capable.items())
+                capacities[rc_id] = (capacities[rc_id].union(capable)
+                                     if rc_id in capacities else capable)
+                roots.update(capable.pairs())
             roots.update(searcher.resourceless_roots)
         anchors = set.intersection(*(set(g.by_anchor) for g in groups))
         self.tally.all_groups(anchors)
-        return SearchResult(groups, capacities, roots,
+        # The combination looks providers up one by one: plain dicts.
+        return SearchResult(groups, {rc_id: held.by_id() for rc_id, held
+                                     in capacities.items()}, roots,
                             in_window.sharing_among(roots),
                             self.names.class_names, sorted(anchors),
                             self.snapshot)
@@ -326,7 +328,7 @@ class _InWindow:
                                          providers_read.at_rest()))
 
     def inventories(self, in_tree, tree_root):
-        """{rc id: {provider id: scope_reads.Capacity}} in the window (and
+        """{rc id: holdings.Holdings} in the window (and
         tree ``tree_root``) for every known class that groups with this
         ``in_tree`` ask for, and of the sharing providers serving its
         trees."""
@@ -621,8 +623,8 @@ class _GroupSearch:
                 filters, providers, tally, in_window.snapshot.trait_names)
             if providers is None:
                 return {}
-            any_class = next(iter(by_class.values()))
-            roots = {p: any_class[p].root_id for p in providers}
+            held = next(iter(by_class.values())).by_id()
+            roots = {p: held[p].root_id for p in providers}
         else:
             providers, roots = self._resourceless_providers(filters, tally)
             if providers is None:
@@ -735,7 +737,7 @@ class _GroupSearch:
         tally = in_window.tally
         in_aggregates = filters.in_aggregates
         traits_of = in_window.snapshot.trait_names
-        pairs = [(p, capacity.root_id) for p, capacity in capable.items()]
+        pairs = capable.pairs()
         if filters.tree_root is None:
             shared = _lacking_traits(in_window.sharing_among(capable),
                                      filters.forbidden_names, traits_of)
@@ -743,8 +745,9 @@ class _GroupSearch:
                 shared &= in_aggregates
             for provider_id, anchors in in_window.sharing_anchors(
                     sorted(shared)).items():
+                root_id = capable.root_of(provider_id)
                 pairs.extend((provider_id, anchor) for anchor in anchors
-                             if anchor != capable[provider_id].root_id)
+                             if anchor != root_id)
         if in_aggregates is not None:
             pairs = [(p, a) for p, a in pairs
                      if p in in_aggregates or a in in_aggregates]

@@ -59,8 +59,8 @@ def render(found, request, version):
         b'{"allocation_requests": [',
         _allocation_requests(found, version).encode(),
         b'], "provider_summaries": {',
-        b', '.join([_rendered(summary, shape)
-                    for summary in found.provider_summaries.values()]),
+        found.provider_summaries.rendered(shape, _member)
+        if len(found.provider_summaries) else b'',
         b'}',
         b'' if found.explanation is None else
         b', "explain": ' + json.dumps(_explain(found.explanation)).encode(),
@@ -153,11 +153,11 @@ _NEWEST_SHAPE = _Shape(None, True, True)
 
 
 def render_ahead(summaries):
-    """Render each of ``summaries`` (snapshot.ProviderSummary) as answers
-    from 1.29 show it, kept on the summary for them (see _rendered): at
-    start-up, so that the first answers pay no more than later ones."""
-    for summary in summaries:
-        _rendered(summary, _NEWEST_SHAPE)
+    """Render ``summaries`` (db.cloud.summaries.Shown: every provider) as
+    answers from 1.29 show them, kept by the process for them: at
+    start-up, so that the first answers pay no more than later ones (and
+    a server forking its workers afterwards hands them the same pages)."""
+    summaries.render_ahead(_NEWEST_SHAPE, _member)
 
 
 #: One string as json.dumps writes it: quoted, escaped, ASCII only.
@@ -235,21 +235,6 @@ def _resources(resources):
     return _object(['%s: {"capacity": %d, "used": %d}'
                     % (_quote(name), capacity, used)
                     for name, capacity, used in resources])
-
-
-def _rendered(summary, shape):
-    """``"uuid": {...}``: one provider in ``shape``, as JSON bytes, kept on
-    the summary: the engine hands out the same summary while the provider
-    is unchanged, so most members of one answer are made again for the
-    next. (Not before 1.27, whose shape follows the request.)"""
-    if shape.requested is not None:
-        return _member(summary, shape)
-    kept = summary.rendered
-    if kept is not None and kept[0] == shape:
-        return kept[1]
-    member = _member(summary, shape)
-    summary.rendered = (shape, member)
-    return member
 
 
 def _member(summary, shape):

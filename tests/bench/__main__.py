@@ -693,9 +693,7 @@ def describe(report):
 REGION = (
     'The same cloud at every size, from 1,000 to 50,000 compute hosts '
     '(`--hosts 1000 5000 20000 50000`); a 50,000-host cloud has about '
-    '370,000 providers, past the 200,000 where a process starts pruning '
-    'what it keeps per provider of the providers deleted since '
-    '(`placement_lite/db/stock.py`). The chart shows the p50 of each '
+    '370,000 providers. The chart shows the p50 of each '
     "candidates query against hosts (placement_lite's solid, the "
     "reference's dashed, its timeouts left out) and the largest worker's "
     'resident memory after the queries; the table, where placement_lite '

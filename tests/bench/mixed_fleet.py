@@ -41,7 +41,6 @@ them.
 
 import argparse
 import collections
-import concurrent.futures
 import datetime
 import json
 import os
@@ -134,9 +133,6 @@ _DUMPED_WAIT = re.compile(
     r'MariaDB thread id \d+, OS thread handle \d+, query id \d+ \S+ \S+ '
     r'(\S+).*?WAITING FOR THIS LOCK TO BE GRANTED:\s+\w+ LOCKS .*?'
     r'index (\S+) of table `[^`]+`\.`(\w+)` trx id \d+ ([^\n]*)', re.S)
-#: A request's line in placement_lite's log: the worker's pid, then the
-#: request id (after the global request id, None here).
-_LOGGED = r'^\S+ \S+ (\d+) INFO placement_lite\.requestlog \[\S+ %s '
 
 
 class Fleet:
@@ -257,33 +253,10 @@ class Fleet:
         return {int(pid) for pid in self.lite.worker_pids()
                 if os.path.exists('/proc/%s' % pid)}
 
-    def lite_answers(self, path, version='1.39', rounds=20):
+    def lite_answers(self, path, version='1.39'):
         """{worker pid: [(status, body)]}: placement_lite's answers to
-        ``GET path``, from every one of its workers.
-
-        Rounds of twice as many concurrent requests as workers, until
-        every worker has answered; which worker answered a request is read
-        from its line in the log, which names the worker's pid and the
-        request id the answer carries."""
-        workers = self.lite_workers()
-        client = self.clients['placement_lite']
-        found = collections.defaultdict(list)
-        with concurrent.futures.ThreadPoolExecutor(2 * LITE_PROCESSES) as pool:
-            for _round in range(rounds):
-                answers = list(pool.map(
-                    lambda _: client.exchange('GET', path, version=version),
-                    range(2 * LITE_PROCESSES)))
-                log = self.lite.log_text()
-                for status, headers, raw, _seconds in answers:
-                    logged = re.search(
-                        _LOGGED % re.escape(headers['x-openstack-request-id']),
-                        log, re.M)
-                    found[int(logged.group(1))].append(
-                        (status, json.loads(raw)))
-                if workers <= found.keys():
-                    return dict(found)
-        raise RuntimeError('%d rounds reached the workers %s of %s'
-                           % (rounds, sorted(found), sorted(workers)))
+        ``GET path``, from every one of its workers."""
+        return self.lite.answers_of_every_worker(path, version)
 
     def close(self):
         self.stop()

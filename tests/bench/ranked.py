@@ -94,7 +94,7 @@ at every size, at most 100 ms at 50,000 hosts.
 A request ranked by free amounts only (`rank_by` without preferred
 traits or alternatives, no `in_tree`, no sharing provider holding a class
 of the key) walks the trees in the order of what they keep free
-(db/tree_order.py), a window at a time, until `limit` trees gave their
+(db/cloud/orders.py), a window at a time, until `limit` trees gave their
 first candidate: 1,000 trees walked of 50,000, whatever the size. The
 others still search every tree before walking the best:
 

@@ -11,7 +11,6 @@ matplotlib.use('Agg')  # before pyplot: no display
 from matplotlib import pyplot  # noqa: E402
 from matplotlib import ticker  # noqa: E402
 
-from placement_lite.db import stock  # noqa: E402
 
 CHART = 'bench-scaling.png'
 QUERIES_CHART = 'bench-queries.png'
@@ -280,24 +279,6 @@ def _scaling_goals(reports):
                          worst[3]['hosts'] / worst[2]['hosts'],
                          '{:,}'.format(worst[2]['hosts']),
                          '{:,}'.format(worst[3]['hosts'])),
-                     worst[0] <= 1))
-    under = [report for report in reports
-             if report['providers'] <= stock.PRUNE_AT]
-    over = [report for report in reports
-            if report['providers'] > stock.PRUNE_AT]
-    if under and over:
-        step = [(under[-1], over[0])]
-        crossing = _growth(reports, True, step) + _growth(reports, False,
-                                                          step)
-        worst = max(crossing, key=_first)
-        rows.append(('no cliff where a process starts pruning what it '
-                     'keeps (%s providers): %s to %s hosts within the '
-                     'goals above' % ('{:,}'.format(stock.PRUNE_AT),
-                         '{:,}'.format(under[-1]['hosts']),
-                         '{:,}'.format(over[0]['hosts'])),
-                     'worst: %s %.2fx for %.1fx the hosts' % (
-                         worst[1], worst[4],
-                         over[0]['hosts'] / under[-1]['hosts']),
                      worst[0] <= 1))
     return rows
 

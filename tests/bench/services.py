@@ -129,7 +129,12 @@ class UwsgiService:
     """One placement service under uwsgi on 127.0.0.1:``port``."""
 
     def __init__(self, name, port, home, uwsgi, module, config, workdir,
-                 processes=2, threads=1, pythonpath=None):
+                 processes=2, threads=1, pythonpath=None, lazy=True,
+                 request_log=False):
+        """``lazy``: each worker builds the application (``--lazy-apps``);
+        otherwise the master builds it and forks the workers.
+        ``request_log``: uwsgi logs each request (the worker's pid, the
+        method and URI) in :attr:`log_path`."""
         self.name = name
         self.port = port
         self.workdir = workdir
@@ -141,11 +146,15 @@ class UwsgiService:
             uwsgi, '--http11-socket', '127.0.0.1:%d' % port,
             '--module', module, '--home', home,
             '--processes', str(processes), '--threads', str(threads),
-            '--master', '--lazy-apps', '--need-app', '--die-on-term',
-            '--disable-logging',
+            '--master', '--need-app', '--die-on-term',
             # As etc/uwsgi.ini: a query string of a hundred aggregate uuids
             # does not fit uwsgi's default 4 KB.
             '--buffer-size', '65535']
+        if lazy:
+            self.command.append('--lazy-apps')
+        if not request_log:
+            self.command.append('--disable-logging')
+        self.lazy = lazy
         self.processes = processes
         self.env = dict(os.environ, OS_PLACEMENT_CONFIG_DIR=workdir)
         if pythonpath:
@@ -153,8 +162,9 @@ class UwsgiService:
         self.process = None
 
     def start(self, timeout=90.0):
-        """Start uwsgi; return once every worker has loaded the
-        application (each loads it itself: lazy-apps) and one answers."""
+        """Start uwsgi; return once the application is loaded (by each
+        worker with lazy-apps, else by the master), every worker is
+        spawned and one answers."""
         with open(self.log_path, 'ab') as log:
             logged = log.tell()
             self.process = subprocess.Popen(
@@ -167,7 +177,9 @@ class UwsgiService:
             if self.process.poll() is not None:
                 break
             try:
-                if (self._ready_workers(logged) == self.processes
+                if (self._ready_workers(logged) == (
+                        self.processes if self.lazy else 1)
+                        and len(self.worker_pids()) == self.processes
                         and client.fetch('GET', '/')[0] == 200):
                     return
             except (OSError, http.client.HTTPException):
@@ -178,7 +190,8 @@ class UwsgiService:
                            % (self.name, self.port, self.log_path))
 
     def _ready_workers(self, offset):
-        """How many workers uwsgi has logged ready since ``offset``."""
+        """How many applications uwsgi has logged ready since ``offset``
+        (one per worker with lazy-apps, else the master's)."""
         with open(self.log_path, 'rb') as log:
             log.seek(offset)
             return log.read().count(b') ready in ')
@@ -214,17 +227,7 @@ class UwsgiService:
         """The workers' pids: the master's children."""
         if self.process is None:
             return []
-        master = str(self.process.pid)
-        pids = []
-        for stat in glob.glob('/proc/[0-9]*/stat'):
-            try:
-                with open(stat) as handle:
-                    fields = handle.read().rsplit(')', 1)[1].split()
-            except OSError:
-                continue
-            if fields[1] == master:
-                pids.append(int(stat.split('/')[2]))
-        return pids
+        return sorted(children(self.process.pid))
 
     def worker_memory(self):
         """Resident memory (kB) of each worker."""
@@ -338,3 +341,17 @@ def start_on_copy(name, template, run, venv, processes=4, extra_config=''):
     service.database = run
     service.start()
     return service
+
+
+def children(pid):
+    """The pids whose parent is ``pid``."""
+    found = set()
+    for stat in glob.glob('/proc/[0-9]*/stat'):
+        try:
+            with open(stat) as handle:
+                fields = handle.read().rsplit(')', 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.split('/')[2]))
+    return found

@@ -3,44 +3,32 @@
     python -m tests.bench.serving memory --hosts 1000 5000
     python -m tests.bench.serving throughput --hosts 1000 --processes 2 4 8
 
-Each starts the production line (``uwsgi --ini etc/uwsgi.ini``,
+``memory`` is ``python -m tests.bench.memory --hosts ... --processes N``
+(tests/bench/memory.py): both services, each line, side by side.
+
+``throughput`` starts the production line (``uwsgi --ini etc/uwsgi.ini``,
 pre-forked, see tests/servers.py) on a database of the throwaway
-PostgreSQL and loads the benchmark's cloud through the API
-(tests/bench/cloud.py).
-
-``memory`` then sends every named query of the benchmark several times per
-worker, and reads each process's memory from ``/proc/<pid>/smaps_rollup``
-before and after: RSS, PSS (pages shared by several processes counted in
-equal parts) and USS (pages of its own).
-
-``throughput`` restarts uwsgi with each number of processes in turn and
-has ``--clients`` threads send the scheduler-like queries (limit50,
-member_of, in_tree, in turn) for ``--seconds``: requests per second and
-latency percentiles.
+PostgreSQL, loads the benchmark's cloud through the API
+(tests/bench/cloud.py), restarts uwsgi with each number of processes in
+turn and has ``--clients`` threads send the scheduler-like queries
+(limit50, member_of, in_tree, in turn) for ``--seconds``: requests per
+second and latency percentiles.
 """
 
 import argparse
 import os
-import re
 import threading
 import time
 
 from tests import harness
 from tests import servers
 from tests.bench import cloud as bench_cloud
+from tests.bench import memory as bench_memory
 from tests.bench import queries as bench_queries
 from tests.bench import services
 
 #: Queries a scheduler sends all day, small answers (throughput).
 SCHEDULER_QUERIES = ('limit50', 'member_of', 'in_tree')
-
-
-def _kilobytes(pid):
-    """{'rss': kB, 'pss': kB, 'uss': kB} of process ``pid``."""
-    with open('/proc/%d/smaps_rollup' % pid) as rollup:
-        fields = dict(re.findall(r'^(\w+):\s+(\d+) kB', rollup.read(), re.M))
-    return {'rss': int(fields['Rss']), 'pss': int(fields['Pss']),
-            'uss': int(fields['Private_Clean']) + int(fields['Private_Dirty'])}
 
 
 def _loaded_cloud(hosts, processes):
@@ -55,37 +43,10 @@ def _loaded_cloud(hosts, processes):
     return cloud, url, server
 
 
-def _mb(kilobytes):
-    return '%.0f MB' % (kilobytes / 1024)
-
-
-def _largest(memory):
-    return max(memory.values(), key=lambda measured: measured['rss'])
-
-
 def memory(args):
-    print('| hosts (providers) | worker, cloud loaded: RSS / PSS / USS '
-          '| worker, after the queries: RSS / PSS / USS | master RSS |')
-    print('|---|---|---|---|')
-    for hosts in args.hosts:
-        cloud, _url, server = _loaded_cloud(hosts, args.processes[0])
-        try:
-            client = services.HttpClient(server.port)
-            workers = sorted(int(pid) for pid in server.worker_pids())
-            before = {pid: _kilobytes(pid) for pid in workers}
-            for _round in range(args.rounds * len(workers)):
-                for query in bench_queries.named_queries(cloud):
-                    client.fetch('GET', query.path, version=query.version)
-            after = {pid: _kilobytes(pid) for pid in workers}
-            master = _kilobytes(server.process.pid)
-        finally:
-            server.cleanup()
-        first, last = _largest(before), _largest(after)
-        print('| %d (%d) | %s / %s / %s | %s / %s / %s | %s |' % (
-            hosts, len(cloud.providers),
-            _mb(first['rss']), _mb(first['pss']), _mb(first['uss']),
-            _mb(last['rss']), _mb(last['pss']), _mb(last['uss']),
-            _mb(master['rss'])), flush=True)
+    """tests/bench/memory.py at the sizes and number of processes asked."""
+    bench_memory.main(['--hosts', *map(str, args.hosts),
+                       '--processes', str(args.processes[0])])
 
 
 def _percentile(ordered, fraction):
@@ -152,8 +113,6 @@ def main():
     parser.add_argument('--hosts', type=int, nargs='+', default=[1000])
     parser.add_argument('--processes', type=int, nargs='+', default=[4],
                         help='uwsgi processes (throughput: each in turn)')
-    parser.add_argument('--rounds', type=int, default=3,
-                        help='memory: times each query is sent, per worker')
     parser.add_argument('--clients', type=int, default=16,
                         help='throughput: concurrent clients')
     parser.add_argument('--seconds', type=float, default=20.0,

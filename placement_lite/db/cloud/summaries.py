@@ -1,0 +1,216 @@
+"""Provider summaries: the providers a request shows, and their members
+as the answers render them, kept rendered between requests.
+
+The HTTP layer renders a provider's member (its summary as JSON bytes);
+what it rendered in one shape (the one it names, that of the newest
+microversions) is kept in one bytes value, every provider's member after
+the other (``Arena``), and a request showing consecutive providers takes
+them as one slice. A provider whose stock, usage or place changed is
+rendered again and kept apart until the arena is made again. Made by the
+process that reads the whole cloud first (the uwsgi master, before it
+forks its workers), the arena stays in pages the workers share.
+"""
+
+import dataclasses
+import typing
+
+import numpy as np
+
+from placement_lite.db.cloud import store as kept
+
+#: The arena is made again once the members rendered since are this many
+#: bytes, or more than a quarter of its own.
+REMAKE_AFTER = 8 * 1024 * 1024
+_SEPARATOR = b', '
+
+
+@dataclasses.dataclass(slots=True)
+class ProviderSummary:
+    """One provider as provider summaries show it."""
+
+    uuid: str
+    parent_uuid: typing.Optional[str]
+    root_uuid: str
+    #: ((resource class name, capacity, used), ...) in class id order.
+    resources: tuple
+    #: Trait names in trait id order (standard traits first, then custom
+    #: ones as created), the order the reference shows.
+    trait_names: tuple
+
+
+class Arena:
+    """The members of every provider in one shape, each followed by a
+    separator, under the class names they show."""
+
+    def __init__(self, shape, class_names):
+        self.shape = shape
+        self.class_names = class_names
+        self.text = b''
+        #: Where each row's member starts and ends in ``text``; a row
+        #: whose member there is not current has ``current`` false.
+        self.starts = np.zeros(0, np.int64)
+        self.ends = np.zeros(0, np.int64)
+        self.current = np.zeros(0, bool)
+        #: {row: member and separator} rendered since the text was made.
+        self.since = {}
+        self._since_bytes = 0
+
+    def forget(self, rows):
+        """The members of ``rows`` are no longer current."""
+        current = self.current
+        for row in rows:
+            if row < len(current):
+                current[row] = False
+            member = self.since.pop(row, None)
+            if member is not None:
+                self._since_bytes -= len(member)
+
+    def renumbered(self, live):
+        """The store kept only the rows ``live``, now numbered 0, 1..."""
+        inside = live[live < len(self.current)]
+        self.starts, self.ends, self.current = (
+            self.starts[inside], self.ends[inside], self.current[inside])
+        new_row = {int(old): new for new, old in enumerate(live.tolist())}
+        self.since = {new_row[row]: member for row, member
+                      in self.since.items() if row in new_row}
+
+    def members(self, rows, render):
+        """The members of ``rows`` (sorted, no repeats) joined as one
+        answer shows them; ``render(row)``: one member, when not kept."""
+        current = self.current
+        known = len(current)
+        parts = []
+        run_start = run_end = None
+        for row in rows.tolist():
+            if row < known and current[row]:
+                start, end = self.starts[row], self.ends[row]
+                if run_end == start:
+                    run_end = end
+                    continue
+                if run_start is not None:
+                    parts.append(self.text[run_start:run_end])
+                run_start, run_end = start, end
+                continue
+            if run_start is not None:
+                parts.append(self.text[run_start:run_end])
+                run_start = run_end = None
+            member = self.since.get(row)
+            if member is None:
+                member = self.since[row] = render(row) + _SEPARATOR
+                self._since_bytes += len(member)
+            parts.append(member)
+        if run_start is not None:
+            parts.append(self.text[run_start:run_end])
+        return b''.join(parts)[:-len(_SEPARATOR)]
+
+    def worth_remaking(self):
+        return self._since_bytes > max(REMAKE_AFTER, len(self.text) // 4)
+
+    def remake(self, rows, render):
+        """The text made again of the members of ``rows`` (every live
+        row): those kept, and the others rendered now."""
+        size = int(rows.max()) + 1 if len(rows) else 0
+        starts = np.zeros(size, np.int64)
+        ends = np.zeros(size, np.int64)
+        current = np.zeros(size, bool)
+        parts = []
+        at = 0
+        for row in rows.tolist():
+            if row < len(self.current) and self.current[row]:
+                member = self.text[self.starts[row]:self.ends[row]]
+            else:
+                member = self.since.get(row) or render(row) + _SEPARATOR
+            parts.append(member)
+            starts[row], ends[row] = at, at + len(member)
+            current[row] = True
+            at += len(member)
+        self.text = b''.join(parts)
+        self.starts, self.ends, self.current = starts, ends, current
+        self.since = {}
+        self._since_bytes = 0
+
+
+class Shown:
+    """The providers one request shows: ``ids`` (an array, in order) of
+    providers kept by ``store``, with ``class_names`` ({rc id: name}) as
+    the request read them. (By id: the store may number its rows again
+    before a read: see store.compact_if_worth_it.)"""
+
+    def __init__(self, store, ids, class_names):
+        self.store = store
+        self.ids = ids
+        self.class_names = class_names
+
+    @property
+    def rows(self):
+        return self.store.rows_of(self.ids)
+
+    def __len__(self):
+        return len(self.ids)
+
+    def uuids(self):
+        """{provider id: uuid}."""
+        return dict(zip(self.ids.tolist(), self.store.uuids(self.rows)))
+
+    def only(self, provider_ids):
+        """Those of ``provider_ids`` only."""
+        return Shown(self.store, self.ids[np.isin(self.ids, np.fromiter(
+            provider_ids, np.int64, len(provider_ids)))], self.class_names)
+
+    def summary(self, row):
+        """The ProviderSummary of ``row``."""
+        store = self.store
+        rows = store.rows
+        parent = int(rows.parent[row])
+        names = self.class_names
+        return ProviderSummary(
+            store.uuid(row),
+            None if parent == kept.DEAD else store.uuid(store.row(parent)),
+            store.uuid(store.row(int(rows.root[row]))),
+            tuple((names[rc_id], capacity, used) for rc_id, capacity, used,
+                  *_units in store.inventories(row)),
+            store.trait_names(row))
+
+    def items(self):
+        """[(provider id, ProviderSummary)], in provider id order."""
+        return [(id_, self.summary(row))
+                for id_, row in zip(self.ids.tolist(), self.rows.tolist())]
+
+    def rendered(self, shape, render):
+        """The members of the providers shown, joined (b', '), as
+        ``render(summary, shape)`` renders one; kept in the store's arena
+        for the shape it keeps (see render_ahead)."""
+        store = self.store
+        arena = store.arena
+        if arena is None or arena.shape != shape:
+            return b', '.join(render(self.summary(row), shape)
+                              for row in self.rows.tolist())
+        with store.lock:
+            if arena.class_names != self.class_names:
+                arena = store.arena = Arena(shape, self.class_names)
+            arena.forget(store.unrendered)
+            store.unrendered = set()
+
+            def rendered(row):
+                return render(self.summary(row), shape)
+            members = arena.members(self.rows, rendered)
+            if arena.worth_remaking():
+                arena.remake(store.live_rows(), rendered)
+            return members
+
+    def render_ahead(self, shape, render):
+        """Render every provider shown into the store's arena for
+        ``shape``: the shape later answers find kept."""
+        store = self.store
+        with store.lock:
+            arena = store.arena
+            if (arena is not None and arena.shape == shape
+                    and arena.class_names == self.class_names):
+                # Rendered by the process that wrote the store mapped.
+                arena.forget(store.unrendered)
+                store.unrendered = set()
+                return
+            store.arena = Arena(shape, self.class_names)
+            store.unrendered = set()
+            store.arena.remake(self.rows,
+                               lambda row: render(self.summary(row), shape))
