@@ -76,7 +76,7 @@ def built_once(engine):
                 return
             # Its own copy too goes for the pages the others map.
             _map(cloud.of(engine), place)
-    _remove_at_exit(place)
+    atexit.register(_remove, place)
 
 
 def _locked(place):
@@ -191,13 +191,8 @@ class _Reader(pickle.Unpickler):
                              prot=mmap.PROT_READ)
 
 
-def _remove_at_exit(place):
-    atexit.register(_remove, place)
-
-
 def _remove(place):
-    with open(place + '.lock', 'a') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _locked(place):
         shutil.rmtree(place, ignore_errors=True)
 
 
