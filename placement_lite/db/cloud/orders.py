@@ -92,12 +92,14 @@ class TreeOrder:
             holding &= (free[trees] >= amount) & (most[trees] >= of_one)
         return holding
 
-    def after(self, key, count, asked, lowest=None, highest=None):
+    def after(self, key, count, asked, lowest=None, highest=None,
+              among=None, outside=None):
         """(The next ``count`` (key, root id), in order, of the trees
         keeping free what ``asked`` needs (see holds), after ``key`` (None:
         from the start), of those whose key lies between ``lowest`` and
-        ``highest`` (None: no bound); the last key looked at, None when
-        there is no more)."""
+        ``highest`` (None: no bound), whose root id is in ``among`` and not
+        in ``outside`` (arrays; None: any); the last key looked at, None
+        when there is no more)."""
         with self.store.lock:
             self._current()
             keys = _Keys(self)
@@ -113,7 +115,12 @@ class TreeOrder:
             step = max(count, 64)
             while start < end and len(found) < count:
                 chunk = self._sorted[start:min(end, start + step)]
-                holding = np.flatnonzero(self._holding(chunk, asked))
+                holding = self._holding(chunk, asked)
+                if among is not None:
+                    holding &= np.isin(self._roots[chunk], among)
+                if outside is not None:
+                    holding &= ~np.isin(self._roots[chunk], outside)
+                holding = np.flatnonzero(holding)
                 taken = holding[:count - len(found)]
                 found.extend((self._key(tree), int(self._roots[tree]))
                              for tree in chunk[taken].tolist())
@@ -122,6 +129,8 @@ class TreeOrder:
                 else:
                     last = self._key(int(chunk[-1]))
                 start += len(chunk)
+                # Few trees may pass: look at more at a time.
+                step *= 2
             return found, last
 
 
