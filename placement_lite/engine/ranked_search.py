@@ -347,13 +347,12 @@ def _tree_batches(searcher, order, orders, asked, size, only, among=None,
     ``outside`` (numpy arrays)."""
     excluded = searcher.names.excluded_anchors
     if only is not None and len(only) <= size:
+        only = set(only).difference(excluded)
         if among is not None:
-            only = set(only).intersection(among.tolist())
+            only.intersection_update(among.tolist())
         if outside is not None:
-            only = set(only).difference(outside.tolist())
-        ordered = sorted((key, key[-1]) for key in map(order.key_of, only)
-                         if key is not None and key[-1] not in excluded
-                         and order.holds(key[-1], asked))
+            only.difference_update(outside.tolist())
+        ordered = order.ordered(only, asked)
         if ordered:
             yield ordered
         return
@@ -411,8 +410,10 @@ class _Keys:
     holds it signed: (sign x free of each class of rank_by, ..., root
     id)."""
 
-    def __init__(self, rank_by, order):
+    def __init__(self, rank_by, read, order):
         self.rank_by = rank_by
+        #: The snapshot.Snapshot of the whole cloud (the tree order's).
+        self.read = read
         self.order = order
         #: [(rc name, 1 for pack or -1 for spread)], in order.
         self.orders = [(order.resource_class, order.sign)
@@ -420,13 +421,12 @@ class _Keys:
         #: {provider id: its trait names}.
         self._traits = {}
 
-    def traits(self, choice, provider_id):
-        """The trait names of ``provider_id`` (read by ``choice``'s
-        search)."""
+    def traits(self, provider_id):
+        """The trait names of ``provider_id``."""
         found = self._traits.get(provider_id)
         if found is None:
             found = self._traits[provider_id] = frozenset(
-                choice.searcher.snapshot.trait_names(provider_id))
+                self.read.trait_names(provider_id))
         return found
 
     def _signed_free(self, anchor):
@@ -436,13 +436,14 @@ class _Keys:
 
     def _root_preferred(self, choice, anchor):
         wanted = self.rank_by.root_preferred
-        return len(wanted & self.traits(choice, anchor)) if wanted else 0
+        return len(wanted & self.traits(anchor)) if wanted else 0
 
-    def bound(self, choice, anchor):
+    def bound(self, choice, anchor, signed_free=None):
         """(A key no candidate of the tree ``anchor`` under ``choice`` can
         beat, each term at its best; the free terms every candidate of the
         tree has, when they are the same for all: no group asking a class
-        of rank_by can take it both from the tree and from outside)."""
+        of rank_by can take it both from the tree and from outside).
+        ``signed_free``: what the tree keeps free, signed, if known."""
         result = choice.result
         preferred = self._root_preferred(choice, anchor)
         wanted = self.rank_by.preferred
@@ -453,16 +454,16 @@ class _Keys:
             options = group.by_anchor[anchor]
             if group.spread:
                 offered = frozenset().union(*(
-                    self.traits(choice, p) for providers in options.values()
+                    self.traits(p) for providers in options.values()
                     for p in providers))
                 preferred += len(names & offered)
             else:
-                preferred += max(len(names & self.traits(choice, p))
+                preferred += max(len(names & self.traits(p))
                                  for p in options)
         terms = []
         fixed = []
-        for (name, sign), signed_free in zip(self.orders,
-                                             self._signed_free(anchor)):
+        for (name, sign), free in zip(self.orders, signed_free or (
+                self._signed_free(anchor))):
             rc_id = choice.class_ids.get(name)
             most = least = 0
             for group in result.groups:
@@ -481,9 +482,9 @@ class _Keys:
                     fixed = None
             # spread: at best the tree gives least; pack: at best most.
             taken = most if sign > 0 else least
-            terms.append(signed_free - sign * taken)
+            terms.append(free - sign * taken)
             if fixed is not None:
-                fixed.append(signed_free - sign * least)
+                fixed.append(free - sign * least)
         return ((*choice.alternative.rank, -preferred, 0, *terms, anchor, -1),
                 None if fixed is None else tuple(fixed))
 
@@ -496,7 +497,7 @@ class _Keys:
             names = wanted.get(suffix)
             if names:
                 preferred += len(names & frozenset().union(
-                    *(self.traits(choice, p) for p in providers)))
+                    *(self.traits(p) for p in providers)))
         return preferred
 
     def of_tree(self, choice, anchor, candidates):
@@ -526,21 +527,28 @@ class _Keys:
 
 class _Tree:
     """A tree searched under one choice of alternatives, in the walk: by
-    its bound in its stream until its own is made (_Keys.bound); then,
+    its bound in its stream until its own is made (_Keys.bound), unless
+    no sharing provider holding a class of rank_by serves it (its
+    candidates' free terms are then those of that bound); then,
     when every candidate of the tree has the same free terms (``fixed``),
     its candidates are taken one at a time, in generation order, which is
     their order by key: each next one by the best key it could have (as
     many preferred traits as the tree's bound, the next round of that
     count)."""
 
-    __slots__ = ('choice', 'anchor', 'bounded', 'fixed', 'candidates',
-                 'most', 'rounds', 'index')
+    __slots__ = ('choice', 'anchor', 'signed_free', 'bounded', 'fixed',
+                 'candidates', 'most', 'rounds', 'index')
 
-    def __init__(self, choice, anchor, bounded):
+    def __init__(self, choice, anchor, signed_free=None, fixed=None):
         self.choice = choice
         self.anchor = anchor
-        self.bounded = bounded
-        self.fixed = None
+        #: (sign x what the tree keeps free of each class of rank_by, ...),
+        #: None until looked up.
+        self.signed_free = signed_free
+        #: Whether its own bound is known (or its candidates' terms:
+        #: the bound in its stream is then as good).
+        self.bounded = fixed is not None
+        self.fixed = fixed
         #: The candidates not taken yet (an iterator), once walked.
         self.candidates = None
         #: The most preferred traits a candidate of the tree can have.
@@ -585,11 +593,14 @@ class _Stream:
     it. A batch of the whole cloud, or of the tree explain=<uuid> names,
     has no keys: its bound is ``head``, the choice's rank alone."""
 
-    def __init__(self, index, batches, head, shifts=()):
+    def __init__(self, index, batches, head, shifts=(), served=False):
         self.index = index
         self._batches = batches
         self.head = head
         self.shifts = shifts
+        #: Whether a sharing provider holding a class of rank_by serves
+        #: its trees.
+        self.served = served
         self.batch = next(batches, None)
 
     def bound_of(self, key):
@@ -632,7 +643,7 @@ class _Walk:
         #: ((rc id, sign), ...) of rank_by: how the tree order goes.
         self.orders = request.ranking.free_terms(self.class_ids)
         self.order = self.read.tree_order(self.orders)
-        self.keys = _Keys(request.ranking, self.order)
+        self.keys = _Keys(request.ranking, self.read, self.order)
         self.conn = conn
         self._shared = {}
         self._served_trees = None
@@ -681,7 +692,8 @@ class _Walk:
             return False
         if not tree.bounded:
             # Its bound in its stream: its own may be worse.
-            own, tree.fixed = self.keys.bound(choice, anchor)
+            own, tree.fixed = self.keys.bound(choice, anchor,
+                                              tree.signed_free)
             tree.bounded = True
             self._push(own, tree)
             return False
@@ -739,7 +751,7 @@ class _Walk:
                                           asked, self.first_window, only,
                                           among, outside))
             stream = _Stream(index, batches, (*rank, -preferred, 0),
-                             self._shifts(request, served))
+                             self._shifts(request, served), served)
             if stream.batch is not None:
                 self._push(stream.bound, stream)
                 streams += 1
@@ -869,12 +881,17 @@ class _Walk:
             if anchor not in self.settled:
                 searched[anchor] = choice
                 if keys is None:
-                    tree = _Tree(choice, anchor, True)
+                    tree = _Tree(choice, anchor)
                     own, tree.fixed = self.keys.bound(choice, anchor)
+                    tree.bounded = True
                     self._push(own, tree)
-                else:
-                    self._push(stream.bound_of(keys[anchor]),
-                               _Tree(choice, anchor, False))
+                    continue
+                key = keys[anchor]
+                bound = stream.bound_of(key)
+                terms = bound[len(stream.head):-2]
+                self._push(bound, _Tree(
+                    choice, anchor, key[:len(terms)],
+                    None if stream.served else terms))
 
     def _explain(self, chosen, walked):
         """The RankExplanation of the ``chosen`` (key, candidate, choice)

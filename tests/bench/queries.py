@@ -292,6 +292,11 @@ def ranked_queries(cloud):
               'VF: two alternatives, spread on MEMORY_MB, limit=1000',
               NOVA_FLAVOR + _FPGA + _VF + _SPREAD
               + (('alternatives', '_ACCEL,_NET'),), version=RANKED_VERSION),
+        Query('alternative_fpga', 'the first alternative alone, unranked '
+              '(what the two alternatives return where FPGA trees are more '
+              'than the limit)', NOVA_FLAVOR + _FPGA
+              + (('group_policy', 'none'), ('limit', '1000')),
+              version=RANKED_VERSION),
         Query('alternative_fpga_ranked', 'the first alternative alone',
               NOVA_FLAVOR + _FPGA + _SPREAD, version=RANKED_VERSION),
         Query('alternative_vf_ranked', 'the second alternative alone',

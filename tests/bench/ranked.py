@@ -165,7 +165,7 @@ VARIANTS = (('nova_flavor_ranked', 'nova_flavor'),
             ('nova_flavor_preferred', 'nova_flavor'),
             ('nova_flavor_shared_key', 'nova_flavor'),
             ('nova_flavor_in_tree_ranked', 'nova_flavor_in_tree'),
-            ('alternatives_ranked', 'nova_flavor'))
+            ('alternatives_ranked', 'alternative_fpga'))
 
 
 def main():

@@ -36,6 +36,8 @@ class TreeOrder:
                          for rc_id, sign in self.orders]
                 self._terms = terms
                 self._sorted = np.lexsort([self._roots] + terms[::-1])
+                #: Each tree's place in _sorted, made when first needed.
+                self._rank = None
                 self._epoch = store.epoch
         return self
 
@@ -91,6 +93,24 @@ class TreeOrder:
             free, most = self._free(rc_id)
             holding &= (free[trees] >= amount) & (most[trees] >= of_one)
         return holding
+
+    def ordered(self, root_ids, asked):
+        """[(key, root id)] in order of those of the trees ``root_ids``
+        keeping free what ``asked`` needs (see holds)."""
+        with self.store.lock:
+            self._current()
+            roots = self._roots
+            ids = np.fromiter(root_ids, np.int64, len(root_ids))
+            trees = np.searchsorted(roots, ids)
+            trees = trees[trees < len(roots)]
+            trees = trees[np.isin(roots[trees], ids)]
+            trees = trees[self._holding(trees, asked)]
+            if self._rank is None:
+                self._rank = np.empty(len(self._sorted), np.int64)
+                self._rank[self._sorted] = np.arange(len(self._sorted))
+            trees = trees[np.argsort(self._rank[trees])]
+            return [(self._key(tree), int(roots[tree]))
+                    for tree in trees.tolist()]
 
     def after(self, key, count, asked, lowest=None, highest=None,
               among=None, outside=None):
