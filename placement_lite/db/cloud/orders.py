@@ -141,9 +141,11 @@ class TreeOrder:
                 if outside is not None:
                     holding &= ~np.isin(self._roots[chunk], outside)
                 holding = np.flatnonzero(holding)
-                taken = holding[:count - len(found)]
-                found.extend((self._key(tree), int(self._roots[tree]))
-                             for tree in chunk[taken].tolist())
+                trees = chunk[holding[:count - len(found)]]
+                roots = self._roots[trees].tolist()
+                found.extend(zip(zip(*(term[trees].tolist()
+                                       for term in self._terms), roots),
+                                 roots))
                 if len(found) == count:
                     last = found[-1][0]
                 else:
