@@ -636,16 +636,13 @@ class _Walk:
         self.alternatives = rank_query.alternative_requests(request)
         self.searchers = [search.Searcher(conn, alternative.request, tally)
                           for alternative in self.alternatives]
-        names = self.searchers[0].names
-        self.class_ids = names.class_ids
-        self.sharing = names.every_sharing_provider
+        self.class_ids = self.searchers[0].names.class_ids
         self.read = self.searchers[0].snapshot
         #: ((rc id, sign), ...) of rank_by: how the tree order goes.
         self.orders = request.ranking.free_terms(self.class_ids)
         self.order = self.read.tree_order(self.orders)
         self.keys = _Keys(request.ranking, self.read, self.order)
         self.conn = conn
-        self._shared = {}
         self._served_trees = None
         self._heap = []
         self._sequence = itertools.count()
@@ -794,22 +791,17 @@ class _Walk:
         rank_by serves (a candidate there may take the class from outside
         the tree)."""
         if self._served_trees is None:
-            holders = set().union(*(
-                self.read.holders_among(rc_id, self.sharing)
-                for rc_id, _sign in self.orders))
-            served = db.anchors_for_sharing(self.conn, holders,
-                                            self.read.at_rest())
+            holders = set().union(*(self.read.sharing_holders(rc_id)
+                                    for rc_id, _sign in self.orders))
+            served = db.anchors_for_sharing(
+                self.conn, holders, self.read.at_rest()) if holders else {}
             self._served_trees = np.unique(np.fromiter(
                 itertools.chain.from_iterable(served.values()), np.int64))
         return self._served_trees
 
     def _is_shared(self, rc_id):
         """Whether a sharing provider has an inventory of ``rc_id``."""
-        shared = self._shared.get(rc_id)
-        if shared is None:
-            shared = self._shared[rc_id] = self.read.any_holder_among(
-                rc_id, self.sharing)
-        return shared
+        return bool(self.read.sharing_holders(rc_id))
 
     def _shifts(self, request, served):
         """(sign x the most a candidate of ``request`` surely takes from
