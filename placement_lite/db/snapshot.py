@@ -234,15 +234,6 @@ class Snapshot:
         self._read_whole()
         return cloud.tree_order(self.store, orders)
 
-    def any_holder_among(self, rc_id, provider_ids):
-        """Whether one of ``provider_ids`` has an inventory of ``rc_id``
-        (in the whole cloud)."""
-        self._read_whole()
-        store = self.store
-        rows = store.slots.row[store.holders(rc_id)]
-        return bool(np.isin(store.rows.id[rows], np.fromiter(
-            provider_ids, np.int64, len(provider_ids))).any())
-
     def sharing_holders(self, rc_id):
         """The ids of the sharing providers having an inventory of
         ``rc_id`` (in the whole cloud), a frozenset."""

@@ -154,17 +154,19 @@ def ranked(conn, request, bound, tally, nested_aware=True,
         request = dataclasses.replace(request, ranking=_known_classes_only(
             conn, request.ranking))
     _check_names(conn, request.ranking)
+    searcher = None
     if bound is not None:
         first_window = first_window or max(WINDOW_MIN, math.ceil(
             (bound + best_trees_left_out) * FIRST_WINDOW_MARGIN))
         if not tally.active and _keyed_by_free_only(request):
+            searcher = search.Searcher(conn, request)
             walked = _in_tree_order(
-                conn, request, bound, nested_aware, roomiest_first,
+                searcher, request, bound, nested_aware, roomiest_first,
                 best_trees_left_out, first_window, counted)
             if walked is not None:
                 return walked
     return _Walk(conn, request, bound, tally, nested_aware, roomiest_first,
-                 first_window, counted).ranked()
+                 first_window, counted, searcher).ranked()
 
 
 def _keyed_by_free_only(request):
@@ -186,7 +188,7 @@ FIRST_WINDOW_MARGIN = 1.25
 WINDOW_MIN = 64
 
 
-def _in_tree_order(conn, request, bound, nested_aware, roomiest_first,
+def _in_tree_order(searcher, request, bound, nested_aware, roomiest_first,
                    best_trees_left_out, first_window, counted):
     """The Ranked candidates of a request keyed by its trees' free amounts
     only (_keyed_by_free_only), found without searching the whole cloud;
@@ -211,16 +213,13 @@ def _in_tree_order(conn, request, bound, nested_aware, roomiest_first,
     that can serve is left out of the answer (where fewer trees can serve,
     n modulo their number): the answer's first candidate is then the best
     of the (n + 1)th tree, wherever the rounds go."""
-    searcher = search.Searcher(conn, request)
     read = searcher.snapshot
     orders = request.ranking.free_terms(searcher.names.class_ids)
-    sharing = searcher.names.every_sharing_provider
-    if any(read.any_holder_among(rc_id, sharing) for rc_id, _sign in orders):
+    if any(read.sharing_holders(rc_id) for rc_id, _sign in orders):
         return None
     order = read.tree_order(orders)
     asked = _asked_of_trees(request, searcher.names.class_ids,
-                            lambda rc_id: read.any_holder_among(rc_id,
-                                                                sharing))
+                            read.sharing_holders)
     answer = _TreesInTurn(bound, best_trees_left_out)
     roots = {}
     combiners = []
@@ -626,7 +625,9 @@ class _Walk:
     the trees searched, each with the _Choice of its window."""
 
     def __init__(self, conn, request, bound, tally, nested_aware,
-                 roomiest_first, first_window, counted):
+                 roomiest_first, first_window, counted, searcher=None):
+        """``searcher``: the Searcher of ``request`` already made, when it
+        has no alternatives and explain is not asked."""
         self.bound = bound
         self.tally = tally
         self.nested_aware = nested_aware
@@ -634,8 +635,9 @@ class _Walk:
         self.first_window = first_window
         self.counted = counted
         self.alternatives = rank_query.alternative_requests(request)
-        self.searchers = [search.Searcher(conn, alternative.request, tally)
-                          for alternative in self.alternatives]
+        self.searchers = [searcher] if searcher else [
+            search.Searcher(conn, alternative.request, tally)
+            for alternative in self.alternatives]
         self.class_ids = self.searchers[0].names.class_ids
         self.read = self.searchers[0].snapshot
         #: ((rc id, sign), ...) of rank_by: how the tree order goes.
@@ -739,7 +741,8 @@ class _Walk:
             only = _only_trees(searcher)
         except search.NoCandidates:
             return
-        asked = _asked_of_trees(request, self.class_ids, self._is_shared)
+        asked = _asked_of_trees(request, self.class_ids,
+                                self.read.sharing_holders)
         streams = 0
         for preferred, served, among, outside in self._parts(request):
             batches = (_Batch(snapshot.Window.of_roots(
@@ -799,10 +802,6 @@ class _Walk:
                 itertools.chain.from_iterable(served.values()), np.int64))
         return self._served_trees
 
-    def _is_shared(self, rc_id):
-        """Whether a sharing provider has an inventory of ``rc_id``."""
-        return bool(self.read.sharing_holders(rc_id))
-
     def _shifts(self, request, served):
         """(sign x the most a candidate of ``request`` surely takes from
         its own tree of each class of rank_by, ...): what a tree's key in
@@ -814,7 +813,7 @@ class _Walk:
             for name, amount in group.resources.items():
                 asked[self.class_ids.get(name)] += amount
         return tuple(sign * (asked[rc_id] if sign > 0 or not served
-                             or not self._is_shared(rc_id) else 0)
+                             or not self.read.sharing_holders(rc_id) else 0)
                      for rc_id, sign in self.orders)
 
     def _preferred_bounds(self, request):
