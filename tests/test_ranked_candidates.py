@@ -6,6 +6,7 @@ worlds, on each database; the work is bounded; bad ranking parameters are
 
 import collections
 import dataclasses
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck
@@ -269,7 +270,11 @@ def _explained_key(key, rank_by):
              for order, term in zip(rank_by.orders, terms)}, key[-1])
 
 
-def _check_world(backend, world, pairs, limit):
+def _check_world(backend, world, pairs, limit, narrow=False):
+    """The engine's answer and explained keys are the oracle's; with
+    ``narrow`` windows (the first of one tree, each next twice as many),
+    so that the bounded walk takes trees window by window, stream by
+    stream, and stops before the last."""
     env = harness.Environment(backend)
     try:
         ids = worlds.load_into_db(env.db, world)
@@ -277,7 +282,10 @@ def _check_world(backend, world, pairs, limit):
             expected = _oracle(env, world, ids, pairs, limit)
         except errors.BadRequest:
             return
-        answer, explained = _ranked(env, ids, pairs, limit)
+        first_window = engine._Shape.first_window
+        with mock.patch.object(engine._Shape, 'first_window', (
+                lambda _shape, _bound: 1) if narrow else first_window):
+            answer, explained = _ranked(env, ids, pairs, limit)
         assert answer == [(a, m) for _key, a, m in expected]
         rank_by = engine.parse_query(pairs, RANKED).ranking
         assert [(k.preferred, k.round, k.free, k.index)
@@ -291,10 +299,10 @@ def _check_world(backend, world, pairs, limit):
 @settings(max_examples=80, deadline=None,
           suppress_health_check=[HealthCheck.too_slow,
                                  HealthCheck.data_too_large])
-@given(world=random_worlds(), query=ranked_queries())
-def test_bounded_ranking_equals_brute_force(backend, world, query):
+@given(world=random_worlds(), query=ranked_queries(), narrow=st.booleans())
+def test_bounded_ranking_equals_brute_force(backend, world, query, narrow):
     pairs, limit = query
-    _check_world(backend, world, pairs, limit)
+    _check_world(backend, world, pairs, limit, narrow)
 
 
 @st.composite
@@ -471,6 +479,76 @@ def test_ranking_by_free_searches_only_the_best_trees(monkeypatch, query,
                                         for _amount, name in free[:5]]
         assert {window.roots for window in windows} == {
             frozenset(ids[name] for _amount, name in free[:64])}
+    finally:
+        env.close()
+
+
+def _hosts_with_traits(count):
+    """``count`` hosts; every third has CUSTOM_A, every fifth is in the
+    aggregate of a sharing provider of DISK_GB."""
+    world = []
+    for h in range(count):
+        host = {'name': 'h%03d' % h,
+                'inventories': {'VCPU': {'total': 8},
+                                'MEMORY_MB': {'total': 1024 + 16 * h},
+                                'DISK_GB': {'total': 100}},
+                'used': {'MEMORY_MB': (37 * h) % 512},
+                'traits': ['CUSTOM_A'] if h % 3 == 0 else []}
+        if h % 5 == 0:
+            host['aggregates'] = ['agg']
+        world.append(host)
+    world.append({'name': 'share', 'aggregates': ['agg'],
+                  'traits': [SHARES],
+                  'inventories': {'DISK_GB': {'total': 1000}},
+                  'used': {}})
+    return world
+
+
+@pytest.mark.parametrize('query', [
+    'preferred=CUSTOM_A&rank_by=spread:MEMORY_MB',
+    'root_preferred=CUSTOM_A',
+    'rank_by=spread:MEMORY_MB&explain=true',
+    'rank_by=spread:DISK_GB,MEMORY_MB',
+    'resources_X=VCPU:1&resources_Y=MEMORY_MB:1&alternatives=_X,_Y'
+    '&group_policy=none&rank_by=pack:MEMORY_MB'])
+def test_ranked_requests_search_only_some_windows(monkeypatch, query):
+    """200 hosts, limit=5, keyed by preferred traits, with explain, by a
+    class a sharing provider holds, by alternatives: the answer is the
+    brute-force one, and the windows searched hold some of the trees,
+    not the whole cloud."""
+    env = harness.Environment('sqlite')
+    try:
+        world = _hosts_with_traits(200)
+        ids = worlds.load_into_db(env.db, world)
+        pairs = [('resources', 'VCPU:1,MEMORY_MB:64,DISK_GB:10')] + [
+            tuple(pair.split('=')) for pair in query.split('&')]
+        expected = _oracle(env, world, ids, pairs, 5)
+        windows = worlds.record_windows(monkeypatch)
+        answer, _explained = _ranked(env, ids, pairs, 5)
+        assert answer == [(a, m) for _key, a, m in expected]
+        searched = set().union(*(window.roots for window in windows))
+        assert None not in windows and len(searched) < 200
+    finally:
+        env.close()
+
+
+def test_in_tree_searches_that_tree_alone(monkeypatch):
+    """A group kept to one host by in_tree, ranked or not: only that
+    host's tree is searched."""
+    env = harness.Environment('sqlite')
+    try:
+        ids = worlds.load_into_db(env.db, _flat_hosts(200))
+        for query, version in [('limit=5', '1.36'),
+                               ('limit=5&rank_by=spread:MEMORY_MB', '1.42')]:
+            windows = worlds.record_windows(monkeypatch)
+            status, _headers, body = env.request(
+                'GET', '/allocation_candidates?resources=VCPU:1&in_tree=%s&'
+                % worlds.uuid_of('h007') + query, version=version)
+            assert status == 200, body
+            assert [list(r['allocations']) for r in body[
+                'allocation_requests']] == [[worlds.uuid_of('h007')]]
+            assert {window.roots for window in windows} == {
+                frozenset([ids['h007']])}
     finally:
         env.close()
 

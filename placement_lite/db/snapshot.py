@@ -234,14 +234,43 @@ class Snapshot:
         self._read_whole()
         return cloud.tree_order(self.store, orders)
 
-    def any_holder_among(self, rc_id, provider_ids):
-        """Whether one of ``provider_ids`` has an inventory of ``rc_id``
-        (in the whole cloud)."""
+    def sharing_holders(self, rc_id):
+        """The ids of the sharing providers having an inventory of
+        ``rc_id`` (in the whole cloud), a frozenset."""
         self._read_whole()
         store = self.store
-        rows = store.slots.row[store.holders(rc_id)]
-        return bool(np.isin(store.rows.id[rows], np.fromiter(
-            provider_ids, np.int64, len(provider_ids))).any())
+
+        def made():
+            rows = store.slots.row[store.holders(rc_id)]
+            return frozenset(store.rows.id[rows[store.sharing[
+                store.rows.traits[rows]]]].tolist())
+        return store.per_shape(('sharing holders', rc_id), made)
+
+    def trait_holders(self, trait_name, rc_ids=(), roots_only=False):
+        """(The root ids of the trees of the whole cloud (read now if not
+        yet) where some provider has the trait ``trait_name`` and an
+        inventory of one of ``rc_ids`` (of any class when empty; with
+        ``roots_only``, whose root has the trait), unique; whether some
+        such provider shares its inventory)."""
+        self._read_whole()
+        store = self.store
+
+        def made():
+            having = np.fromiter((trait_name in names
+                                  for names in store.trait_sets), bool,
+                                 len(store.trait_sets))
+            rows = store.live_rows()
+            rows = rows[having[store.rows.traits[rows]]]
+            if rc_ids:
+                rows = rows[np.isin(rows, np.concatenate(
+                    [store.slots.row[store.holders(rc_id)]
+                     for rc_id in rc_ids]))]
+            shared = bool(store.sharing[store.rows.traits[rows]].any())
+            if roots_only:
+                rows = rows[store.rows.id[rows] == store.rows.root[rows]]
+            return np.unique(store.rows.root[rows]), shared
+        return store.per_shape(('trait holders', trait_name, tuple(rc_ids),
+                                roots_only), made)
 
     def tree_read(self, root_id):
         """{provider id: uuid} of the providers of the tree ``root_id``

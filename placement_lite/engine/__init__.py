@@ -236,7 +236,7 @@ def _in_strategy_order(conn, searched, bound, strategy, nested_aware):
         if chosen and not nested_aware and db.has_provider_trees(conn):
             truncated = (bound is not None
                          and next(generated, None) is not None)
-            shown = _legacy_summary_providers(combiner, chosen, truncated)
+            shown = _legacy_summary_providers([combiner], chosen, truncated)
         return chosen, found.roots, shown
     return [], {}, None
 
@@ -398,17 +398,21 @@ def _with_summaries(conn, providers_read, roots, chosen, shown, request):
                       trees=len(set(roots.values())))
 
 
-def _legacy_summary_providers(combiner, chosen, truncated):
+def _legacy_summary_providers(combiners, chosen, truncated):
     """Before 1.29 summaries show the providers giving resources in any
-    request the reference would have built, for the trees returned."""
-    root_of = combiner.result.root_of
-    tree_roots = {root_of(p) for c in chosen for p in c.allocations}
+    request the reference would have built, for the trees returned (the
+    ``combiners`` of every window searched)."""
+    roots = {}
+    for combiner in combiners:
+        roots.update(combiner.result.roots)
+    tree_roots = {roots[p] for c in chosen for p in c.allocations}
     shown = {p for c in chosen for p in c.allocations}
     if truncated:
-        for anchor in sorted(set(combiner.result.anchors) & tree_roots):
-            for candidate in combiner.for_anchor(anchor):
-                shown.update(p for p in candidate.allocations
-                             if root_of(p) in tree_roots)
+        for combiner in combiners:
+            for anchor in sorted(set(combiner.result.anchors) & tree_roots):
+                for candidate in combiner.for_anchor(anchor):
+                    shown.update(p for p in candidate.allocations
+                                 if roots[p] in tree_roots)
     return shown
 
 
@@ -508,7 +512,7 @@ def _ranked(database, request, bound, nested_aware, by_server=False,
                 tally.returned({c.anchor for c in ranked.chosen})
             shown = None
             if not nested_aware and db.has_provider_trees(conn):
-                shown = _legacy_summary_providers(ranked.combiner,
+                shown = _legacy_summary_providers(ranked.combiners,
                                                   ranked.chosen, True)
             found = _with_summaries(conn, ranked.snapshot, ranked.roots,
                                     ranked.chosen, shown, request)

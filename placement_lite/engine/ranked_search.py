@@ -13,21 +13,32 @@ api-ref/extensions.md; in short, for a candidate ``c`` under the tree
      t (the root id: creation order),
      c's index in t's generation order)
 
-Bounded work: every tree that can serve the request gets an optimistic
-key (:meth:`_Keys.bound`), a bound no candidate of the tree can beat, made from
-what the search read (each provider's capacity and usage, the options of
-each group). Trees are walked best bound first; the walk stops when the
-next tree's bound is worse than the ``limit``-th best key found, so only
-those trees are walked whose candidates could be in the answer. The
-answer equals the brute-force one (every candidate of every tree, sorted
-by the key, cut at ``limit``): tests/test_ranked_candidates.py checks it
-on random worlds.
+Bounded work: the trees are walked best bound first, and the walk stops
+when the next tree's bound is worse than the ``limit``-th best key found,
+so only those trees are walked whose candidates could be in the answer. A
+tree searched gets an optimistic key (:meth:`_Keys.bound`), a bound no
+candidate of the tree can beat, made from what the search found (each
+provider's capacity and usage, the options of each group). The trees not
+yet searched wait in *streams* (:class:`_Stream`), each a run of the
+cloud's tree order (db.cloud.orders: by what a tree keeps free of the
+classes of ``rank_by``) whose trees share one bound on their preferred
+count (what preferred traits their providers, and every sharing provider,
+have): the bound of a stream's next tree, which no later tree of the
+stream beats, stands for all of them, and when it is the best left, the
+next window of the stream is searched. With a limit, only the windows
+holding the trees that can rank are searched; without one (or with
+explain=<uuid>) each choice of alternatives searches the whole cloud (the
+one tree) at once. The answer equals the brute-force one (every candidate
+of every tree, sorted by the key, cut at ``limit``):
+tests/test_ranked_candidates.py checks it on random worlds, with windows
+of every size.
 
 Alternatives: one search per choice of alternatives
 (rank_query.alternative_requests). A tree uses the first choice under which
-it has a candidate; its bound is that of the first choice whose search
-offers the tree, and a tree walked without a candidate under a choice is
-put back with the bound of its next one.
+it has a candidate. The choice's rank leads the key, so every tree and
+stream of a choice is walked or left behind before those of the next:
+a tree walked without a candidate under a choice is met again in the
+next choice's streams, and a tree with one is skipped there.
 """
 
 import collections
@@ -56,9 +67,8 @@ class Ranked:
     roots: dict
     #: The snapshot.Snapshot the summaries are made from.
     snapshot: object
-    #: The combine.Combiner of the first choice of alternatives served (of
-    #: the request itself when it has none).
-    combiner: object
+    #: The combine.Combiner of every search the candidates come from.
+    combiners: list
     #: With explain: a RankExplanation.
     explained: typing.Optional['RankExplanation'] = None
 
@@ -101,31 +111,22 @@ class RankExplanation:
 
 
 class _Choice:
-    """The search of one choice of alternatives: its result, combiner and
-    what its bounds need."""
+    """The search of one window under one choice of alternatives (the
+    ``index``-th): its result and combiner."""
 
-    def __init__(self, alternative, searcher, result, tally, nested_aware,
-                 roomiest_first):
+    def __init__(self, index, alternative, searcher, result, tally,
+                 nested_aware, roomiest_first):
+        self.index = index
         self.alternative = alternative
         self.searcher = searcher
         self.result = result
-        self.combiner = None
-        self.anchors = frozenset()
-        if result is not None:
-            self.combiner = combine.Combiner(
-                result, alternative.request,
-                parents=searcher.snapshot.parents, nested_aware=nested_aware,
-                tally=tally, roomiest_first=roomiest_first)
-            self.anchors = frozenset(result.anchors)
-
-    def missing_group(self, anchor):
-        """The suffix of the first group that cannot be served in the tree
-        ``anchor``."""
-        if self.result is None:
-            suffixes = list(self.alternative.request.groups)
-            return suffixes[max(self.searcher.groups_reached, 1) - 1]
-        return next(group.suffix for group in self.result.groups
-                    if anchor not in group.by_anchor)
+        #: {resource class name: id}.
+        self.class_ids = {name: rc_id for rc_id, name
+                          in result.class_names.items()}
+        self.combiner = combine.Combiner(
+            result, alternative.request, parents=searcher.snapshot.parents,
+            nested_aware=nested_aware, tally=tally,
+            roomiest_first=roomiest_first)
 
 
 def ranked(conn, request, bound, tally, nested_aware=True,
@@ -144,51 +145,28 @@ def ranked(conn, request, bound, tally, nested_aware=True,
     ``best_trees_left_out`` (dispersion): the answer leaves out every
     candidate of that many of the best trees (see _in_tree_order); only a
     request ranked by free amounts only (_keyed_by_free_only) leaves any
-    out. Such a request searches windows of trees, the first of
+    out. With a bound, trees are searched in windows, the first of
     ``first_window`` trees (by default FIRST_WINDOW_MARGIN x what it
-    wants), and adds to ``counted`` (engine._Counted) the trees they held
+    wants), and ``counted`` (engine._Counted) adds the trees they held
     and those that could serve."""
     roomiest_first = by_server and nested_aware
     if by_server:
         request = dataclasses.replace(request, ranking=_known_classes_only(
             conn, request.ranking))
-    rank_by = request.ranking
-    trait_ids = _checked_names(conn, rank_by)
-    if bound is not None and not tally.active and _keyed_by_free_only(
-            request):
-        walked = _in_tree_order(
-            conn, request, bound, nested_aware, roomiest_first,
-            best_trees_left_out, first_window or max(WINDOW_MIN, math.ceil(
-                (bound + best_trees_left_out) * FIRST_WINDOW_MARGIN)),
-            counted)
-        if walked is not None:
-            return walked
-    choices = []
-    for alternative in rank_query.alternative_requests(request):
-        searcher = search.Searcher(conn, alternative.request, tally)
-        window = None
-        if searcher.explained_root is not None:
-            root = searcher.explained_root
-            window = snapshot.Window(root, root, False)
-        try:
-            result = searcher.search(window)
-        except search.NoCandidates:
-            result = None
-        choices.append(_Choice(alternative, searcher, result, tally,
-                               nested_aware, roomiest_first))
-    served = [choice for choice in choices if choice.result is not None]
-    if not served:
-        raise search.NoCandidates()
-    keys = _Keys(conn, rank_by, trait_ids, served[0].searcher, choices)
-    chosen, walked = _best(choices, keys, bound)
-    explained = None
-    if tally.active:
-        explained = keys.explain(chosen, walked)
-    roots = {}
-    for choice in served:
-        roots.update(choice.result.roots)
-    return Ranked([candidate for _key, candidate, _choice in chosen], roots,
-                  served[0].searcher.snapshot, served[0].combiner, explained)
+    _check_names(conn, request.ranking)
+    searcher = None
+    if bound is not None:
+        first_window = first_window or max(WINDOW_MIN, math.ceil(
+            (bound + best_trees_left_out) * FIRST_WINDOW_MARGIN))
+        if not tally.active and _keyed_by_free_only(request):
+            searcher = search.Searcher(conn, request)
+            walked = _in_tree_order(
+                searcher, request, bound, nested_aware, roomiest_first,
+                best_trees_left_out, first_window, counted)
+            if walked is not None:
+                return walked
+    return _Walk(conn, request, bound, tally, nested_aware, roomiest_first,
+                 first_window, counted, searcher).ranked()
 
 
 def _keyed_by_free_only(request):
@@ -210,7 +188,7 @@ FIRST_WINDOW_MARGIN = 1.25
 WINDOW_MIN = 64
 
 
-def _in_tree_order(conn, request, bound, nested_aware, roomiest_first,
+def _in_tree_order(searcher, request, bound, nested_aware, roomiest_first,
                    best_trees_left_out, first_window, counted):
     """The Ranked candidates of a request keyed by its trees' free amounts
     only (_keyed_by_free_only), found without searching the whole cloud;
@@ -235,20 +213,19 @@ def _in_tree_order(conn, request, bound, nested_aware, roomiest_first,
     that can serve is left out of the answer (where fewer trees can serve,
     n modulo their number): the answer's first candidate is then the best
     of the (n + 1)th tree, wherever the rounds go."""
-    searcher = search.Searcher(conn, request)
     read = searcher.snapshot
     orders = request.ranking.free_terms(searcher.names.class_ids)
-    sharing = searcher.names.every_sharing_provider
-    if any(read.any_holder_among(rc_id, sharing) for rc_id, _sign in orders):
+    if any(read.sharing_holders(rc_id) for rc_id, _sign in orders):
         return None
     order = read.tree_order(orders)
     asked = _asked_of_trees(request, searcher.names.class_ids,
-                            lambda rc_id: read.any_holder_among(rc_id,
-                                                                sharing))
+                            read.sharing_holders)
     answer = _TreesInTurn(bound, best_trees_left_out)
     roots = {}
-    combiner = None
-    for batch in _tree_batches(searcher, order, orders, asked, first_window):
+    combiners = []
+    for keyed in _tree_batches(searcher, order, orders, asked, first_window,
+                               _only_trees(searcher)):
+        batch = [root_id for _key, root_id in keyed]
         found = searcher.search(snapshot.Window.of_roots(batch))
         if counted is not None:
             counted.trees += len(batch)
@@ -259,6 +236,7 @@ def _in_tree_order(conn, request, bound, nested_aware, roomiest_first,
         combiner = combine.Combiner(found, request, parents=read.parents,
                                     nested_aware=nested_aware,
                                     roomiest_first=roomiest_first)
+        combiners.append(combiner)
         anchors = set(found.anchors)
         for anchor in batch:
             if anchor in anchors and answer.first_of_tree(
@@ -271,7 +249,7 @@ def _in_tree_order(conn, request, bound, nested_aware, roomiest_first,
         answer.every_tree_walked()
     if not searcher.all_groups_reached:
         searcher.check_unreached_names()
-    return Ranked(answer.chosen, roots, read, combiner)
+    return Ranked(answer.chosen, roots, read, combiners)
 
 
 class _TreesInTurn:
@@ -344,41 +322,55 @@ def _asked_of_trees(request, class_ids, shared):
     return asked
 
 
-def _tree_batches(searcher, order, orders, asked, size):
-    """Lists of root ids to walk in turn, in tree order: the first of
-    ``size`` trees, each next one twice as many. Only trees that could
-    serve: allowed by root_required and root_member_of, of the few that
-    could serve when some class or trait asked for is held by few
-    providers (Searcher.few_trees), keeping free what ``asked``
-    (_asked_of_trees) needs."""
+def _only_trees(searcher):
+    """The root ids of the only trees that could serve the request of
+    ``searcher``, when they are few (Searcher.few_trees) or root_required
+    and root_member_of allow only some; None: any tree. Raises
+    search.NoCandidates as few_trees does."""
     names = searcher.names
-    first_class, sign = orders[0]
-    need = asked.get(first_class, (0, 0))[0]
-    excluded = names.excluded_anchors
-
-    def could_serve(key):
-        return key[-1] not in excluded and order.holds(key[-1], asked)
-
     only = searcher.few_trees()
     if names.allowed_anchors is not None:
         only = names.allowed_anchors if only is None else (
             names.allowed_anchors.intersection(only))
-    if only is not None:
-        ordered = sorted(key for key in map(order.key_of, only)
-                         if key is not None and could_serve(key))
-        while ordered:
-            yield [key[-1] for key in ordered[:size]]
-            ordered = ordered[size:]
-            size *= 2
+    return only
+
+
+def _tree_batches(searcher, order, orders, asked, size, only, among=None,
+                  outside=None):
+    """Lists of (key, root id) to walk in turn, in tree order: the first
+    of ``size`` trees, each next one twice as many (all of ``only`` at
+    once when they are no more). Only trees that could serve: of
+    ``only`` (_only_trees) when not None, not excluded by
+    root_required, keeping free what ``asked`` (_asked_of_trees) needs,
+    and, when given, among the root ids ``among`` and not among
+    ``outside`` (numpy arrays)."""
+    excluded = searcher.names.excluded_anchors
+    if only is not None and len(only) <= size:
+        only = set(only).difference(excluded)
+        if among is not None:
+            only.intersection_update(among.tolist())
+        if outside is not None:
+            only.difference_update(outside.tolist())
+        ordered = order.ordered(only, asked)
+        if ordered:
+            yield ordered
         return
+    if only is not None:
+        only = np.fromiter(only, np.int64, len(only))
+        among = only if among is None else np.intersect1d(only, among)
     # Only keys keeping at least ``need`` of the first class: from the
     # first (pack), or up to the last (spread).
-    lowest = (need,) if sign > 0 and need else None
-    highest = (-need, math.inf) if sign < 0 and need else None
+    lowest = highest = None
+    if orders:
+        first_class, sign = orders[0]
+        need = asked.get(first_class, (0, 0))[0]
+        lowest = (need,) if sign > 0 and need else None
+        highest = (-need, math.inf) if sign < 0 and need else None
     after = None
     while True:
-        found, after = order.after(after, size, asked, lowest, highest)
-        batch = [root_id for _key, root_id in found
+        found, after = order.after(after, size, asked, lowest, highest,
+                                   among, outside)
+        batch = [(key, root_id) for key, root_id in found
                  if root_id not in excluded]
         if batch:
             yield batch
@@ -395,9 +387,9 @@ def _known_classes_only(conn, rank_by):
         order for order in rank_by.orders if order.resource_class in found))
 
 
-def _checked_names(conn, rank_by):
-    """{name: id} of the preferred traits; 400 for a class of rank_by or
-    a preferred trait that does not exist."""
+def _check_names(conn, rank_by):
+    """400 for a class of rank_by or a preferred trait that does not
+    exist."""
     classes = [order.resource_class for order in rank_by.orders]
     found = lookups.resource_class_ids(conn, classes)
     for name in classes:
@@ -406,82 +398,54 @@ def _checked_names(conn, rank_by):
                 'Invalid resource class in rank_by parameter: No such '
                 'resource class %s.' % name)
     names = rank_by.trait_names
-    found = lookups.trait_ids(conn, sorted(names))
-    missing = sorted(names - set(found))
+    missing = sorted(names - set(lookups.trait_ids(conn, sorted(names))))
     if missing:
         raise errors.BadRequest('No such trait(s): %s.' % ', '.join(missing))
-    return found
-
-
-class _TreeFree:
-    """{root id: (what the tree keeps free of each class, ...)}, from the
-    holdings (db.cloud.holdings.Holdings, or None) of each class in
-    order; (0, ...) for a tree holding none."""
-
-    def __init__(self, held):
-        roots = np.unique(np.concatenate(
-            [found.roots for found in held if found is not None]
-            or [np.zeros(0, np.int64)]))
-        self._roots = roots
-        self._free = []
-        for found in held:
-            free = np.zeros(len(roots), np.int64)
-            if found is not None:
-                np.add.at(free, np.searchsorted(roots, found.roots),
-                          found.capacity - found.used)
-            self._free.append(free)
-
-    def __getitem__(self, root_id):
-        at = int(np.searchsorted(self._roots, root_id))
-        if at < len(self._roots) and self._roots[at] == root_id:
-            return tuple(int(free[at]) for free in self._free)
-        return (0,) * len(self._free)
 
 
 class _Keys:
-    """The rank keys of candidates and the bounds of trees."""
+    """The rank keys of candidates and the bounds of trees. What a tree
+    keeps free comes from the tree order (db.cloud.orders), whose key
+    holds it signed: (sign x free of each class of rank_by, ..., root
+    id)."""
 
-    def __init__(self, conn, rank_by, trait_ids, searcher, choices):
-        self.choices = choices
-        self.read = searcher.snapshot
+    def __init__(self, rank_by, read, order):
         self.rank_by = rank_by
-        #: The preferred traits as ids: of the root, and of each group.
-        self.root_preferred = frozenset(
-            trait_ids[name] for name in rank_by.root_preferred)
-        self.preferred = {suffix: frozenset(trait_ids[name] for name in names)
-                          for suffix, names in rank_by.preferred.items()}
-        #: {provider id: its preferred traits' ids}.
-        self.owners = db.traits_of_providers_among(conn, set(
-            trait_ids.values()))
-        class_ids = searcher.names.class_ids
-        #: [(rc id, rc name, 1 for pack or -1 for spread)], in order.
-        self.orders = [(class_ids[order.resource_class],
-                        order.resource_class, order.sign)
+        #: The snapshot.Snapshot of the whole cloud (the tree order's).
+        self.read = read
+        self.order = order
+        #: [(rc name, 1 for pack or -1 for spread)], in order.
+        self.orders = [(order.resource_class, order.sign)
                        for order in rank_by.orders]
-        #: {root id: (free of each order's class in the tree, ...)}.
-        self.tree_free = self._every_tree_free(searcher.explained_root)
-
-    def _every_tree_free(self, root):
-        """tree_free of every tree (of the tree ``root`` only, if not
-        None)."""
-        held = self.read.capacities({rc for rc, _n, _s in self.orders},
-                                    root_id=root)
-        return _TreeFree([held.get(rc_id) for rc_id, _n, _s in self.orders])
+        #: {provider id: its trait names}.
+        self._traits = {}
 
     def traits(self, provider_id):
-        """The ids of the preferred traits ``provider_id`` has."""
-        return self.owners.get(provider_id, frozenset())
+        """The trait names of ``provider_id``."""
+        found = self._traits.get(provider_id)
+        if found is None:
+            found = self._traits[provider_id] = frozenset(
+                self.read.trait_names(provider_id))
+        return found
 
-    def _root_preferred(self, anchor):
-        wanted = self.root_preferred
+    def _signed_free(self, anchor):
+        """(sign x what the tree ``anchor`` keeps free of each class of
+        rank_by, ...)."""
+        return self.order.key_of(anchor)[:len(self.orders)]
+
+    def _root_preferred(self, choice, anchor):
+        wanted = self.rank_by.root_preferred
         return len(wanted & self.traits(anchor)) if wanted else 0
 
-    def bound(self, choice, anchor):
-        """A key no candidate of the tree ``anchor`` under ``choice`` can
-        beat (each term at its best)."""
+    def bound(self, choice, anchor, signed_free=None):
+        """(A key no candidate of the tree ``anchor`` under ``choice`` can
+        beat, each term at its best; the free terms every candidate of the
+        tree has, when they are the same for all: no group asking a class
+        of rank_by can take it both from the tree and from outside).
+        ``signed_free``: what the tree keeps free, signed, if known."""
         result = choice.result
-        preferred = self._root_preferred(anchor)
-        wanted = self.preferred
+        preferred = self._root_preferred(choice, anchor)
+        wanted = self.rank_by.preferred
         for group in result.groups:
             names = wanted.get(group.suffix)
             if not names:
@@ -496,8 +460,10 @@ class _Keys:
                 preferred += max(len(names & self.traits(p))
                                  for p in options)
         terms = []
-        for (rc_id, _name, sign), free in zip(self.orders,
-                                              self.tree_free[anchor]):
+        fixed = []
+        for (name, sign), free in zip(self.orders, signed_free or (
+                self._signed_free(anchor))):
+            rc_id = choice.class_ids.get(name)
             most = least = 0
             for group in result.groups:
                 amount = group.amounts.get(rc_id)
@@ -507,36 +473,47 @@ class _Keys:
                 options = group.by_anchor[anchor]
                 if group.spread:
                     options = options[rc_id]
+                inside = sum(result.root_of(p) == anchor for p in options)
                 # Unless a sharing provider of another tree may give it.
-                if all(result.root_of(p) == anchor for p in options):
+                if inside == len(options):
                     least += amount
+                elif inside and fixed is not None:
+                    fixed = None
             # spread: at best the tree gives least; pack: at best most.
             taken = most if sign > 0 else least
-            terms.append(sign * (free - taken))
-        return (*choice.alternative.rank, -preferred, 0, *terms, anchor, -1)
+            terms.append(free - sign * taken)
+            if fixed is not None:
+                fixed.append(free - sign * least)
+        return ((*choice.alternative.rank, -preferred, 0, *terms, anchor, -1),
+                None if fixed is None else tuple(fixed))
+
+    def preferred(self, choice, anchor, candidate):
+        """How many preferred traits ``candidate`` (of the tree
+        ``anchor``) has."""
+        wanted = self.rank_by.preferred
+        preferred = self._root_preferred(choice, anchor)
+        for suffix, providers in candidate.mappings.items():
+            names = wanted.get(suffix)
+            if names:
+                preferred += len(names & frozenset().union(
+                    *(self.traits(p) for p in providers)))
+        return preferred
 
     def of_tree(self, choice, anchor, candidates):
         """The keys of ``candidates``, every candidate of the tree
         ``anchor`` under ``choice`` in generation order."""
-        wanted = self.preferred
         root_of = choice.result.root_of
-        root_preferred = self._root_preferred(anchor)
+        signed_free = self._signed_free(anchor)
         partial = []
         for index, candidate in enumerate(candidates):
-            preferred = root_preferred
-            for suffix, providers in candidate.mappings.items():
-                names = wanted.get(suffix)
-                if names:
-                    preferred += len(names & frozenset().union(
-                        *(self.traits(p) for p in providers)))
             terms = []
-            for (_rc, name, sign), free in zip(self.orders,
-                                               self.tree_free[anchor]):
+            for (name, sign), free in zip(self.orders, signed_free):
                 taken = sum(resources.get(name, 0) for provider, resources
                             in candidate.allocations.items()
                             if root_of(provider) == anchor)
-                terms.append(sign * (free - taken))
-            partial.append((-preferred, tuple(terms), index))
+                terms.append(free - sign * taken)
+            partial.append((-self.preferred(choice, anchor, candidate),
+                            tuple(terms), index))
         rounds = collections.Counter()
         keys = [None] * len(partial)
         for negative_preferred, terms, index in sorted(partial):
@@ -546,34 +523,409 @@ class _Keys:
             rounds[negative_preferred] += 1
         return keys
 
-    def explain(self, chosen, walked):
+
+class _Tree:
+    """A tree searched under one choice of alternatives, in the walk: by
+    its bound in its stream until its own is made (_Keys.bound), unless
+    no sharing provider holding a class of rank_by serves it (its
+    candidates' free terms are then those of that bound); then,
+    when every candidate of the tree has the same free terms (``fixed``),
+    its candidates are taken one at a time, in generation order, which is
+    their order by key: each next one by the best key it could have (as
+    many preferred traits as the tree's bound, the next round of that
+    count)."""
+
+    __slots__ = ('choice', 'anchor', 'signed_free', 'bounded', 'fixed',
+                 'candidates', 'most', 'rounds', 'index')
+
+    def __init__(self, choice, anchor, signed_free=None, fixed=None):
+        self.choice = choice
+        self.anchor = anchor
+        #: (sign x what the tree keeps free of each class of rank_by, ...),
+        #: None until looked up.
+        self.signed_free = signed_free
+        #: Whether its own bound is known (or its candidates' terms:
+        #: the bound in its stream is then as good).
+        self.bounded = fixed is not None
+        self.fixed = fixed
+        #: The candidates not taken yet (an iterator), once walked.
+        self.candidates = None
+        #: The most preferred traits a candidate of the tree can have.
+        self.most = 0
+        #: {preferred count: candidates taken with it}.
+        self.rounds = collections.Counter()
+        self.index = 0
+
+    def next_key(self, candidate, preferred):
+        """The key of ``candidate``, the next one taken (``fixed``), which
+        has ``preferred`` preferred traits; the best key the one after it
+        could have."""
+        rank = self.choice.alternative.rank
+        rounds = self.rounds
+        key = (*rank, -preferred, rounds[preferred], *self.fixed,
+               self.anchor, self.index)
+        rounds[preferred] += 1
+        self.index += 1
+        return key, (*rank, -self.most, rounds[self.most], *self.fixed,
+                     self.anchor, self.index)
+
+
+_NO_ROOTS = np.zeros(0, np.int64)
+
+
+class _Batch(typing.NamedTuple):
+    """Trees a stream searches at once: the window, and (key, root id) of
+    each tree in tree order (None for the whole cloud or one named
+    tree)."""
+
+    window: typing.Optional[snapshot.Window]
+    keys: typing.Optional[list]
+
+
+class _Stream:
+    """The trees of one choice of alternatives not searched yet that share
+    one bound on their preferred count: the batches still to search, the
+    next one waiting. A tree's bound in the stream (bound_of) is its key
+    in the tree order moved by ``shifts`` behind ``head`` (the choice's
+    rank, minus that preferred count, round 0); the next batch's first
+    tree's (``bound``) stands for every tree left, none of which beats
+    it. A batch of the whole cloud, or of the tree explain=<uuid> names,
+    has no keys: its bound is ``head``, the choice's rank alone."""
+
+    def __init__(self, index, batches, head, shifts=(), served=False):
+        self.index = index
+        self._batches = batches
+        self.head = head
+        self.shifts = shifts
+        #: Whether a sharing provider holding a class of rank_by serves
+        #: its trees.
+        self.served = served
+        self.batch = next(batches, None)
+
+    def bound_of(self, key):
+        return (*self.head, *(term - shift for term, shift
+                              in zip(key, self.shifts)), key[-1], -1)
+
+    @property
+    def bound(self):
+        keys = self.batch.keys
+        return self.head if keys is None else self.bound_of(keys[0][0])
+
+    def take(self):
+        """The batch to search now; the next one waits."""
+        batch, self.batch = self.batch, next(self._batches, None)
+        return batch
+
+
+class _Walk:
+    """The best-first walk over the trees of one ranked request (see the
+    module's docstring). Its heap holds, by bound: the start of each
+    choice of alternatives (whose bound, its rank alone, comes before
+    anything of that choice), the streams of trees not searched yet, and
+    the trees searched, each with the _Choice of its window."""
+
+    def __init__(self, conn, request, bound, tally, nested_aware,
+                 roomiest_first, first_window, counted, searcher=None):
+        """``searcher``: the Searcher of ``request`` already made, when it
+        has no alternatives and explain is not asked."""
+        self.bound = bound
+        self.tally = tally
+        self.nested_aware = nested_aware
+        self.roomiest_first = roomiest_first
+        self.first_window = first_window
+        self.counted = counted
+        self.alternatives = rank_query.alternative_requests(request)
+        self.searchers = [searcher] if searcher else [
+            search.Searcher(conn, alternative.request, tally)
+            for alternative in self.alternatives]
+        self.class_ids = self.searchers[0].names.class_ids
+        self.read = self.searchers[0].snapshot
+        #: ((rc id, sign), ...) of rank_by: how the tree order goes.
+        self.orders = request.ranking.free_terms(self.class_ids)
+        self.order = self.read.tree_order(self.orders)
+        self.keys = _Keys(request.ranking, self.read, self.order)
+        self.conn = conn
+        self._served_trees = None
+        self._heap = []
+        self._sequence = itertools.count()
+        #: Trees with a candidate under some choice: no later choice's.
+        self.settled = set()
+        #: For each choice: {anchor: the _Choice of the window searched}.
+        self.searched = [{} for _ in self.alternatives]
+        self.combiners = []
+        self.roots = {}
+
+    def ranked(self):
+        for index, alternative in enumerate(self.alternatives):
+            self._push(tuple(alternative.rank), index)
+        best = _Best(self.bound)
+        walked = 0
+        heap = self._heap
+        while heap:
+            bound, _number, item = heap[0]
+            if best.full() and bound > best.worst():
+                break
+            heapq.heappop(heap)
+            if isinstance(item, int):
+                self._start(item)
+            elif isinstance(item, _Stream):
+                self._search(item)
+            else:
+                walked += self._walk(item, bound, best)
+        for searcher in self.searchers:
+            if not searcher.all_groups_reached:
+                searcher.check_unreached_names()
+        chosen = best.in_order()
+        return Ranked([candidate for _key, candidate, _choice in chosen],
+                      self.roots, self.read, self.combiners,
+                      self._explain(chosen, walked)
+                      if self.tally.active else None)
+
+    def _walk(self, tree, bound, best):
+        """Take what the _Tree ``tree``, best in the walk by ``bound``,
+        gives now: its own bound, else its candidates (all of them, or
+        the next when they come in key order) into ``best``. Whether the
+        tree was walked for the first time."""
+        choice, anchor = tree.choice, tree.anchor
+        if tree.candidates is None and anchor in self.settled:
+            return False
+        if not tree.bounded:
+            # Its bound in its stream: its own may be worse.
+            own, tree.fixed = self.keys.bound(choice, anchor,
+                                              tree.signed_free)
+            tree.bounded = True
+            self._push(own, tree)
+            return False
+        first = tree.candidates is None
+        if first:
+            tree.candidates = choice.combiner.for_anchor(anchor, every=True)
+            tree.most = -bound[len(choice.alternative.rank)]
+        sharing = choice.result.sharing
+        if tree.fixed is None:
+            candidates = list(tree.candidates)
+            if candidates:
+                self.settled.add(anchor)
+            for key, candidate in zip(
+                    self.keys.of_tree(choice, anchor, candidates),
+                    candidates):
+                best.add(key, candidate, choice,
+                         _identity(candidate, sharing))
+            return first
+        candidate = next(tree.candidates, None)
+        if candidate is not None:
+            self.settled.add(anchor)
+            key, rest = tree.next_key(candidate, self.keys.preferred(
+                choice, anchor, candidate))
+            best.add(key, candidate, choice, _identity(candidate, sharing))
+            self._push(rest, tree)
+        return first
+
+    def _push(self, bound, item):
+        heapq.heappush(self._heap, (bound, next(self._sequence), item))
+
+    def _start(self, index):
+        """Put the trees of the ``index``-th choice of alternatives in
+        the walk: the whole cloud (or the tree explain=<uuid> names) as
+        one window without a bound, else a stream per bound on the
+        preferred count."""
+        searcher = self.searchers[index]
+        rank = tuple(self.alternatives[index].rank)
+        root = searcher.explained_root
+        if self.bound is None or root is not None:
+            window = None if root is None else snapshot.Window(root, root,
+                                                               False)
+            self._search(_Stream(index, iter([_Batch(window, None)]), rank))
+            return
+        request = self.alternatives[index].request
+        try:
+            only = _only_trees(searcher)
+        except search.NoCandidates:
+            return
+        asked = _asked_of_trees(request, self.class_ids,
+                                self.read.sharing_holders)
+        streams = 0
+        for preferred, served, among, outside in self._parts(request):
+            batches = (_Batch(snapshot.Window.of_roots(
+                [root_id for _key, root_id in keys]), keys)
+                for keys in _tree_batches(searcher, self.order, self.orders,
+                                          asked, self.first_window, only,
+                                          among, outside))
+            stream = _Stream(index, batches, (*rank, -preferred, 0),
+                             self._shifts(request, served), served)
+            if stream.batch is not None:
+                self._push(stream.bound, stream)
+                streams += 1
+        if not streams and self.tally.active:
+            # No tree keeps free what the choice asks: explain tells
+            # which step of the search of the whole cloud would say so.
+            self._search(_Stream(index, iter([_Batch(None, None)]), rank))
+
+    def _parts(self, request):
+        """The trees of the cloud in parts that share a bound, one stream
+        each: (the most preferred traits a candidate of ``request`` can
+        have there, whether a sharing provider holding a class of rank_by
+        serves them, root ids they are among or None, root ids they are
+        not among or None)."""
+        least, by_most = self._preferred_bounds(request)
+        held = np.concatenate(list(by_most.values()) or [_NO_ROOTS])
+        parts = [(least, None, held)]
+        parts.extend((most, roots, None) for most, roots in by_most.items())
+        served = self._served()
+        if not len(served):
+            return [(most, False, among, outside)
+                    for most, among, outside in parts]
+        split = []
+        for most, among, outside in parts:
+            if among is None:
+                split.append((most, True, np.setdiff1d(served, outside),
+                              None))
+                split.append((most, False, None, np.union1d(outside,
+                                                             served)))
+            else:
+                split.append((most, True, np.intersect1d(among, served),
+                              None))
+                split.append((most, False, np.setdiff1d(among, served),
+                              None))
+        return [part for part in split
+                if part[2] is None or len(part[2])]
+
+    def _served(self):
+        """The root ids of the trees a sharing provider holding a class of
+        rank_by serves (a candidate there may take the class from outside
+        the tree)."""
+        if self._served_trees is None:
+            holders = set().union(*(self.read.sharing_holders(rc_id)
+                                    for rc_id, _sign in self.orders))
+            served = db.anchors_for_sharing(
+                self.conn, holders, self.read.at_rest()) if holders else {}
+            self._served_trees = np.unique(np.fromiter(
+                itertools.chain.from_iterable(served.values()), np.int64))
+        return self._served_trees
+
+    def _shifts(self, request, served):
+        """(sign x the most a candidate of ``request`` surely takes from
+        its own tree of each class of rank_by, ...): what a tree's key in
+        the tree order moves by in its bound (see _Keys.bound). Where a
+        sharing provider holding the class serves the tree (``served``),
+        it may come from outside the tree."""
+        asked = collections.Counter()
+        for group in request.groups.values():
+            for name, amount in group.resources.items():
+                asked[self.class_ids.get(name)] += amount
+        return tuple(sign * (asked[rc_id] if sign > 0 or not served
+                             or not self.read.sharing_holders(rc_id) else 0)
+                     for rc_id, sign in self.orders)
+
+    def _preferred_bounds(self, request):
+        """(The most preferred traits a candidate of ``request`` can have
+        in a tree none of whose providers has one: those some sharing
+        provider has; {that most: root ids} for the other trees, with
+        what they have added): no candidate of a tree has more. A
+        group's preferred trait counts where a provider has it that can
+        be in the group's mappings: one having an inventory of a class
+        the group asks for (any, for a group asking none)."""
+        ranking = request.ranking
+        least = 0
+        held = []
+        for suffix, group in request.groups.items():
+            rc_ids = [self.class_ids[name] for name in group.resources
+                      if name in self.class_ids]
+            for name in ranking.preferred.get(suffix, ()):
+                roots, shared = self.read.trait_holders(name, rc_ids)
+                if shared:
+                    least += 1
+                else:
+                    held.append(roots)
+        for name in ranking.root_preferred:
+            held.append(self.read.trait_holders(name, roots_only=True)[0])
+        if not held:
+            return least, {}
+        roots, counts = np.unique(np.concatenate(held), return_counts=True)
+        return least, {least + count: roots[counts == count]
+                       for count in np.unique(counts).tolist()}
+
+    def _search(self, stream):
+        """Search the next batch of ``stream`` and put its trees in the
+        walk, each by its bound; the stream goes back by its next one."""
+        index = stream.index
+        batch = stream.take()
+        if stream.batch is not None:
+            self._push(stream.bound, stream)
+        searcher = self.searchers[index]
+        try:
+            result = searcher.search(batch.window)
+        except search.NoCandidates:
+            result = None
+        if self.counted is not None and batch.keys is not None:
+            self.counted.trees += len(batch.keys)
+            self.counted.anchors += len(result.anchors) if result else 0
+        if result is None:
+            return
+        choice = _Choice(index, self.alternatives[index], searcher, result,
+                         self.tally, self.nested_aware, self.roomiest_first)
+        self.combiners.append(choice.combiner)
+        self.roots.update(result.roots)
+        searched = self.searched[index]
+        keys = None if batch.keys is None else dict(
+            (root_id, key) for key, root_id in batch.keys)
+        for anchor in result.anchors:
+            if anchor not in self.settled:
+                searched[anchor] = choice
+                if keys is None:
+                    tree = _Tree(choice, anchor)
+                    own, tree.fixed = self.keys.bound(choice, anchor)
+                    tree.bounded = True
+                    self._push(own, tree)
+                    continue
+                key = keys[anchor]
+                bound = stream.bound_of(key)
+                terms = bound[len(stream.head):-2]
+                self._push(bound, _Tree(
+                    choice, anchor, key[:len(terms)],
+                    None if stream.served else terms))
+
+    def _explain(self, chosen, walked):
         """The RankExplanation of the ``chosen`` (key, candidate, choice)
         triples."""
-        sets = len(self.rank_by.alternatives)
+        sets = len(self.keys.rank_by.alternatives)
+        orders = self.keys.orders
         uuids = self.read.uuids_read(
             {candidate.anchor for _key, candidate, _choice in chosen})
+        unserved = self._unserved(chosen)
         shown = []
         for key, candidate, choice in chosen:
             anchor = candidate.anchor
-            terms = key[sets + 2:sets + 2 + len(self.orders)]
+            terms = key[sets + 2:sets + 2 + len(orders)]
             shown.append(KeyExplanation(
                 choice.alternative.used, -key[sets], key[sets + 1],
-                {name: sign * term for (_rc, name, sign), term
-                 in zip(self.orders, terms)},
-                uuids[anchor], key[-1], self._skipped(choice, anchor)))
-        return RankExplanation(key_names(self.rank_by), walked, shown)
+                {name: sign * term for (name, sign), term
+                 in zip(orders, terms)},
+                uuids[anchor], key[-1],
+                self._skipped(choice.index, anchor, unserved)))
+        return RankExplanation(key_names(self.keys.rank_by), walked, shown)
 
-    def _skipped(self, used, anchor):
-        """Skipped, for each choice before ``used`` in the tree
+    def _unserved(self, chosen):
+        """For each choice of alternatives, {root id: the first group the
+        tree cannot serve} of the trees of ``chosen`` that used a later
+        choice and were no anchor of this one's searches."""
+        trees = [set() for _ in self.alternatives]
+        for _key, candidate, choice in chosen:
+            for index in range(choice.index):
+                if candidate.anchor not in self.searched[index]:
+                    trees[index].add(candidate.anchor)
+        return [self.searchers[index].first_unserved(sorted(roots))
+                if roots else {} for index, roots in enumerate(trees)]
+
+    def _skipped(self, used, anchor, unserved):
+        """Skipped, for each choice before the ``used``-th in the tree
         ``anchor``."""
         skipped = []
-        for choice in self.choices:
-            if choice is used:
-                break
-            names = choice.alternative.used
-            if anchor not in choice.anchors:
+        for index in range(used):
+            names = self.alternatives[index].used
+            choice = self.searched[index].get(anchor)
+            if choice is None:
                 skipped.append(Skipped(names, 'trees',
-                                       choice.missing_group(anchor)))
+                                       unserved[index].get(anchor)))
             else:
                 skipped.append(Skipped(names,
                                        choice.combiner.dropped_by(anchor)))
@@ -607,6 +959,8 @@ class _Best:
         self._sequence = itertools.count()
 
     def add(self, key, candidate, choice, identity):
+        if self.full() and key >= self.worst():
+            return
         number = next(self._sequence)
         if identity is not None:
             before = self._shared.get(identity)
@@ -649,39 +1003,3 @@ def _identity(candidate, sharing):
                       for name, amount in resources.items()),
             frozenset((suffix, frozenset(providers))
                       for suffix, providers in candidate.mappings.items()))
-
-
-def _best(choices, keys, bound):
-    """([(key, candidate, choice)] best first, at most ``bound``; how many
-    trees were walked): trees walked best bound first (see the module's
-    docstring)."""
-    order = {id(choice): index for index, choice in enumerate(choices)}
-    first = {}
-    for choice in choices:
-        for anchor in choice.anchors:
-            first.setdefault(anchor, choice)
-    trees = [(keys.bound(choice, anchor), order[id(choice)], anchor)
-             for anchor, choice in first.items()]
-    heapq.heapify(trees)
-    best = _Best(bound)
-    walked = 0
-    while trees:
-        tree_bound, index, anchor = trees[0]
-        if best.full() and tree_bound > best.worst():
-            break
-        heapq.heappop(trees)
-        choice = choices[index]
-        walked += 1
-        candidates = list(choice.combiner.for_anchor(anchor, every=True))
-        if not candidates:
-            later = next((i for i in range(index + 1, len(choices))
-                          if anchor in choices[i].anchors), None)
-            if later is not None:
-                heapq.heappush(trees, (keys.bound(choices[later], anchor),
-                                       later, anchor))
-            continue
-        sharing = choice.result.sharing
-        for key, candidate in zip(keys.of_tree(choice, anchor, candidates),
-                                  candidates):
-            best.add(key, candidate, choice, _identity(candidate, sharing))
-    return best.in_order(), walked

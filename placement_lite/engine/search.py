@@ -152,8 +152,10 @@ class Searcher:
 
     def few_trees(self, read_holders=True):
         """The sorted root ids of the only trees that could serve the
-        request, when root_required allows few roots, or few providers
-        are in the aggregates of a group's member_of, or (with
+        request, when root_required allows few roots, or a group is kept
+        to one tree (in_tree: that tree and those its sharing providers
+        serve), or few providers are in the aggregates of a group's
+        member_of, or (with
         ``read_holders``) a class or trait some group asks for is held by
         few providers (db.holders_if_few), none of those providers
         sharing its inventory; None otherwise (or when a name is unknown:
@@ -170,6 +172,8 @@ class Searcher:
             if searcher.has_unknown_names():
                 return None
             group = searcher.group
+            if group.in_tree:
+                narrowed = self._in_tree(narrowed, group.in_tree)
             if group.member_of:
                 narrowed = self._narrowed(narrowed, self._few(
                     searcher.resolve().aggregate_roots))
@@ -189,6 +193,20 @@ class Searcher:
         if narrowed is None:
             return None
         return sorted(narrowed - names.excluded_anchors)
+
+    def _in_tree(self, roots, in_tree):
+        """``roots`` (None: every root) narrowed to the trees where a group
+        kept to the tree of the provider ``in_tree`` can be served: that
+        tree, and those its sharing providers serve (unchanged when there
+        is no such provider: the search tells)."""
+        root = self.names.known.tree_roots.get(in_tree)
+        if root is None:
+            return roots
+        sharing = self.names.every_sharing_provider.intersection(
+            self.snapshot.parents([root]))
+        trees = {root}.union(*db.anchors_for_sharing(
+            self.names.conn, sharing, self.snapshot.at_rest()).values())
+        return trees if roots is None else roots & trees
 
     def _few(self, roots):
         """``roots`` (a collection of root ids, or {provider id: root id}),
@@ -248,6 +266,27 @@ class Searcher:
                             self.names.class_names, sorted(anchors),
                             self.snapshot)
 
+
+    def first_unserved(self, root_ids):
+        """{root id: the suffix of the first group (in order) no provider
+        of the tree can serve} for those of ``root_ids`` (searched as one
+        window) that cannot serve every group. The tally is not told:
+        explain asks it of trees it did not search for their candidates."""
+        in_window = _InWindow(self.names, self.snapshot,
+                              snapshot.Window.of_roots(root_ids))
+        left = set(root_ids)
+        unserved = {}
+        for searcher in self._groups:
+            try:
+                served = searcher.run(in_window).by_anchor
+            except NoCandidates:
+                served = {}
+            for root_id in left.difference(served):
+                unserved[root_id] = searcher.group.suffix
+            left.intersection_update(served)
+            if not left:
+                break
+        return unserved
 
     def check_unreached_names(self):
         """After every window was searched without reaching every group:

@@ -350,7 +350,9 @@ def main():
                              'to profile again without writing it')
     args = parser.parse_args()
     cloud = bench_cloud.build(args.hosts)
-    named = {query.name: query for query in bench_queries.named_queries(cloud)}
+    named = {query.name: query for query in
+             bench_queries.named_queries(cloud)
+             + bench_queries.ranked_queries(cloud)}
     url = args.database_url
     if url is None:
         url, seconds = builder.new_database('profile_%d_%d' % (

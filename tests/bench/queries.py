@@ -249,17 +249,21 @@ _SPREAD = (('rank_by', 'spread:MEMORY_MB'), ('group_policy', 'none'),
            ('limit', '1000'))
 
 
-def ranked_queries():
+def ranked_queries(cloud):
     """The ranked queries (placement_lite's 1.42, api-ref/extensions.md),
     timed by ``python -m tests.bench.ranked`` against the unranked ones
     (only placement_lite answers them): nova's flavor request ranked by
     spread on MEMORY_MB, with explain, and a request with two prioritized
-    alternatives next to each alternative asked alone."""
+    alternatives next to each alternative asked alone; the variants whose
+    key is not what a tree keeps free alone (preferred traits, a class a
+    sharing provider holds) and those kept to one tree (in_tree), each
+    beside its unranked twin."""
     ranked = Query('nova_flavor_ranked', "nova's request, limit=1000, "
                    'ranked by spread on MEMORY_MB',
                    NOVA_FLAVOR + (('rank_by', 'spread:MEMORY_MB'),
                                   ('limit', '1000')),
                    version=RANKED_VERSION)
+    in_tree = (('in_tree', cloud.landmarks['in_tree']), ('limit', '1000'))
     return [
         ranked,
         Query('nova_flavor_packed', "nova's request, limit=1000, ranked by "
@@ -269,10 +273,30 @@ def ranked_queries():
         Query('nova_flavor_ranked_explain', 'the same with explain=true',
               ranked.params + (('explain', 'true'),),
               version=RANKED_VERSION, explains=ranked.name),
+        Query('nova_flavor_preferred', 'the ranked request preferring '
+              'HW_CPU_X86_AVX2 (half the hosts have it)',
+              ranked.params + (('preferred', 'HW_CPU_X86_AVX2'),),
+              version=RANKED_VERSION),
+        Query('nova_flavor_shared_key', "nova's request, limit=1000, ranked "
+              'by spread on MEMORY_MB then DISK_GB, which sharing providers '
+              'hold', NOVA_FLAVOR + (('rank_by', 'spread:MEMORY_MB,DISK_GB'),
+                                     ('limit', '1000')),
+              version=RANKED_VERSION),
+        Query('nova_flavor_in_tree', "nova's request in one named host, "
+              'limit=1000, unranked', NOVA_FLAVOR + in_tree,
+              version=RANKED_VERSION),
+        Query('nova_flavor_in_tree_ranked', 'the same ranked by spread on '
+              'MEMORY_MB', NOVA_FLAVOR + in_tree
+              + (('rank_by', 'spread:MEMORY_MB'),), version=RANKED_VERSION),
         Query('alternatives_ranked', "nova's flavor and an FPGA, else a "
               'VF: two alternatives, spread on MEMORY_MB, limit=1000',
               NOVA_FLAVOR + _FPGA + _VF + _SPREAD
               + (('alternatives', '_ACCEL,_NET'),), version=RANKED_VERSION),
+        Query('alternative_fpga', 'the first alternative alone, unranked '
+              '(what the two alternatives return where FPGA trees are more '
+              'than the limit)', NOVA_FLAVOR + _FPGA
+              + (('group_policy', 'none'), ('limit', '1000')),
+              version=RANKED_VERSION),
         Query('alternative_fpga_ranked', 'the first alternative alone',
               NOVA_FLAVOR + _FPGA + _SPREAD, version=RANKED_VERSION),
         Query('alternative_vf_ranked', 'the second alternative alone',

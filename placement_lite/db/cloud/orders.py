@@ -36,6 +36,8 @@ class TreeOrder:
                          for rc_id, sign in self.orders]
                 self._terms = terms
                 self._sorted = np.lexsort([self._roots] + terms[::-1])
+                #: Each tree's place in _sorted, made when first needed.
+                self._rank = None
                 self._epoch = store.epoch
         return self
 
@@ -92,12 +94,32 @@ class TreeOrder:
             holding &= (free[trees] >= amount) & (most[trees] >= of_one)
         return holding
 
-    def after(self, key, count, asked, lowest=None, highest=None):
+    def ordered(self, root_ids, asked):
+        """[(key, root id)] in order of those of the trees ``root_ids``
+        keeping free what ``asked`` needs (see holds)."""
+        with self.store.lock:
+            self._current()
+            roots = self._roots
+            ids = np.fromiter(root_ids, np.int64, len(root_ids))
+            trees = np.searchsorted(roots, ids)
+            trees = trees[trees < len(roots)]
+            trees = trees[np.isin(roots[trees], ids)]
+            trees = trees[self._holding(trees, asked)]
+            if self._rank is None:
+                self._rank = np.empty(len(self._sorted), np.int64)
+                self._rank[self._sorted] = np.arange(len(self._sorted))
+            trees = trees[np.argsort(self._rank[trees])]
+            return [(self._key(tree), int(roots[tree]))
+                    for tree in trees.tolist()]
+
+    def after(self, key, count, asked, lowest=None, highest=None,
+              among=None, outside=None):
         """(The next ``count`` (key, root id), in order, of the trees
         keeping free what ``asked`` needs (see holds), after ``key`` (None:
         from the start), of those whose key lies between ``lowest`` and
-        ``highest`` (None: no bound); the last key looked at, None when
-        there is no more)."""
+        ``highest`` (None: no bound), whose root id is in ``among`` and not
+        in ``outside`` (arrays; None: any); the last key looked at, None
+        when there is no more)."""
         with self.store.lock:
             self._current()
             keys = _Keys(self)
@@ -113,15 +135,24 @@ class TreeOrder:
             step = max(count, 64)
             while start < end and len(found) < count:
                 chunk = self._sorted[start:min(end, start + step)]
-                holding = np.flatnonzero(self._holding(chunk, asked))
-                taken = holding[:count - len(found)]
-                found.extend((self._key(tree), int(self._roots[tree]))
-                             for tree in chunk[taken].tolist())
+                holding = self._holding(chunk, asked)
+                if among is not None:
+                    holding &= np.isin(self._roots[chunk], among)
+                if outside is not None:
+                    holding &= ~np.isin(self._roots[chunk], outside)
+                holding = np.flatnonzero(holding)
+                trees = chunk[holding[:count - len(found)]]
+                roots = self._roots[trees].tolist()
+                found.extend(zip(zip(*(term[trees].tolist()
+                                       for term in self._terms), roots),
+                                 roots))
                 if len(found) == count:
                     last = found[-1][0]
                 else:
                     last = self._key(int(chunk[-1]))
                 start += len(chunk)
+                # Few trees may pass: look at more at a time.
+                step *= 2
             return found, last
 
 

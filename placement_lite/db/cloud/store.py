@@ -31,6 +31,8 @@ NO_IDENTITY = -1
 #: tree's sum of thousands of them still fits 64 bits); their exact value
 #: is kept aside for summaries.
 CAPACITY_BOUND = 2 ** 52
+#: What per_shape keeps at most (a few arrays of root ids each).
+MADE_PER_SHAPE = 32
 #: Rows and slots are compacted once the dead ones are more than this
 #: share of them.
 MOST_DEAD = 0.25
@@ -94,6 +96,9 @@ class Store:
         #: asked for at a shape.
         self._holders = {}
         self._holders_shape = None
+        #: {key: what per_shape made of the rows at _made_shape}.
+        self._made = {}
+        self._made_shape = None
         #: (live rows by root then id, sorted roots, where each starts).
         self._trees = None
         self._trees_shape = None
@@ -183,6 +188,20 @@ class Store:
     def live_rows(self):
         """Every live row, in row order."""
         return np.flatnonzero(self.rows.root[:self.rows.size] != DEAD)
+
+    def per_shape(self, key, make):
+        """What ``make()`` gives, kept by ``key`` until the shape changes
+        (the last MADE_PER_SHAPE kept; shared: never change it)."""
+        if self._made_shape != self.shape:
+            self._made = {}
+            self._made_shape = self.shape
+        made = self._made.pop(key, None)
+        if made is None:
+            made = make()
+        self._made[key] = made
+        while len(self._made) > MADE_PER_SHAPE:
+            del self._made[next(iter(self._made))]
+        return made
 
     def holders(self, rc_id):
         """Live slots of ``rc_id``, by provider id (shared: never change
