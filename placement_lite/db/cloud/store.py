@@ -191,16 +191,17 @@ class Store:
 
     def per_shape(self, key, make):
         """What ``make()`` gives, kept by ``key`` until the shape changes
-        (the last MADE_PER_SHAPE kept; shared: never change it)."""
+        (at most MADE_PER_SHAPE kept: then they are made again; shared:
+        never change it)."""
         if self._made_shape != self.shape:
             self._made = {}
             self._made_shape = self.shape
-        made = self._made.pop(key, None)
+        made = self._made.get(key)
         if made is None:
             made = make()
-        self._made[key] = made
-        while len(self._made) > MADE_PER_SHAPE:
-            del self._made[next(iter(self._made))]
+            if len(self._made) >= MADE_PER_SHAPE:
+                self._made = {}
+            self._made[key] = made
         return made
 
     def holders(self, rc_id):
