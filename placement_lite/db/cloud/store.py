@@ -193,15 +193,18 @@ class Store:
         """What ``make()`` gives, kept by ``key`` until the shape changes
         (at most MADE_PER_SHAPE kept: then they are made again; shared:
         never change it)."""
-        if self._made_shape != self.shape:
+        shape = self.shape
+        if self._made_shape != shape:
             self._made = {}
-            self._made_shape = self.shape
+            self._made_shape = shape
         made = self._made.get(key)
         if made is None:
             made = make()
-            if len(self._made) >= MADE_PER_SHAPE:
-                self._made = {}
-            self._made[key] = made
+            # Kept only if made of the rows of the shape it is kept for.
+            if self.shape == shape == self._made_shape:
+                if len(self._made) >= MADE_PER_SHAPE:
+                    self._made = {}
+                self._made[key] = made
         return made
 
     def holders(self, rc_id):
