@@ -584,8 +584,9 @@ class _Batch(typing.NamedTuple):
 
 class _Stream:
     """The trees of one choice of alternatives not searched yet that share
-    one bound on their preferred count: the batches still to search, the
-    next one waiting. A tree's bound in the stream (bound_of) is its key
+    one bound on their preferred count and whether a sharing provider
+    holding a class of rank_by serves them (_Walk._parts): the batches
+    still to search, the next one waiting. A tree's bound in the stream (bound_of) is its key
     in the tree order moved by ``shifts`` behind ``head`` (the choice's
     rank, minus that preferred count, round 0); the next batch's first
     tree's (``bound``) stands for every tree left, none of which beats
@@ -726,8 +727,8 @@ class _Walk:
     def _start(self, index):
         """Put the trees of the ``index``-th choice of alternatives in
         the walk: the whole cloud (or the tree explain=<uuid> names) as
-        one window without a bound, else a stream per bound on the
-        preferred count."""
+        one window without a bound, else a stream per part of the trees
+        that share a bound (_parts)."""
         searcher = self.searchers[index]
         rank = tuple(self.alternatives[index].rank)
         root = searcher.explained_root

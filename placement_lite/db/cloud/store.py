@@ -191,16 +191,20 @@ class Store:
 
     def per_shape(self, key, make):
         """What ``make()`` gives, kept by ``key`` until the shape changes
-        (the last MADE_PER_SHAPE kept; shared: never change it)."""
-        if self._made_shape != self.shape:
+        (at most MADE_PER_SHAPE kept: then they are made again; shared:
+        never change it)."""
+        shape = self.shape
+        if self._made_shape != shape:
             self._made = {}
-            self._made_shape = self.shape
-        made = self._made.pop(key, None)
+            self._made_shape = shape
+        made = self._made.get(key)
         if made is None:
             made = make()
-        self._made[key] = made
-        while len(self._made) > MADE_PER_SHAPE:
-            del self._made[next(iter(self._made))]
+            # Kept only if made of the rows of the shape it is kept for.
+            if self.shape == shape == self._made_shape:
+                if len(self._made) >= MADE_PER_SHAPE:
+                    self._made = {}
+                self._made[key] = made
         return made
 
     def holders(self, rc_id):
