@@ -120,9 +120,6 @@ class _Choice:
         self.alternative = alternative
         self.searcher = searcher
         self.result = result
-        #: {resource class name: id}.
-        self.class_ids = {name: rc_id for rc_id, name
-                          in result.class_names.items()}
         self.combiner = combine.Combiner(
             result, alternative.request, parents=searcher.snapshot.parents,
             nested_aware=nested_aware, tally=tally,
@@ -459,11 +456,12 @@ class _Keys:
             else:
                 preferred += max(len(names & self.traits(p))
                                  for p in options)
+        class_ids = choice.searcher.names.class_ids
         terms = []
         fixed = []
         for (name, sign), free in zip(self.orders, signed_free or (
                 self._signed_free(anchor))):
-            rc_id = choice.class_ids.get(name)
+            rc_id = class_ids.get(name)
             most = least = 0
             for group in result.groups:
                 amount = group.amounts.get(rc_id)
@@ -603,9 +601,13 @@ class _Stream:
         self.served = served
         self.batch = next(batches, None)
 
+    def terms_of(self, key):
+        """The free terms of the bound of the tree whose key in the tree
+        order is ``key``."""
+        return tuple(term - shift for term, shift in zip(key, self.shifts))
+
     def bound_of(self, key):
-        return (*self.head, *(term - shift for term, shift
-                              in zip(key, self.shifts)), key[-1], -1)
+        return (*self.head, *self.terms_of(key), key[-1], -1)
 
     @property
     def bound(self):
@@ -879,11 +881,9 @@ class _Walk:
                     self._push(own, tree)
                     continue
                 key = keys[anchor]
-                bound = stream.bound_of(key)
-                terms = bound[len(stream.head):-2]
-                self._push(bound, _Tree(
-                    choice, anchor, key[:len(terms)],
-                    None if stream.served else terms))
+                self._push(stream.bound_of(key), _Tree(
+                    choice, anchor, key[:len(self.orders)],
+                    None if stream.served else stream.terms_of(key)))
 
     def _explain(self, chosen, walked):
         """The RankExplanation of the ``chosen`` (key, candidate, choice)
