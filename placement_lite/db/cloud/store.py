@@ -73,6 +73,17 @@ class Store:
             min_unit=np.int32, max_unit=np.int32, step_size=np.int32)
         #: Row of each provider id, DEAD for none.
         self.row_of = np.full(0, DEAD, np.int32)
+        #: Counts the patches that changed a provider (see changed_at).
+        self.clock = 0
+        #: By provider id: the ``clock`` of the last patch that changed
+        #: what the provider has, uses or where it is (or that it went),
+        #: set once the patch's values are written. What was made of
+        #: providers read when the clock showed C holds while none of
+        #: them changed after C (see engine.reuse).
+        self.changed_at = np.zeros(0, np.int64)
+        #: {key: what the engine keeps between requests, while what it
+        #: was made of is unchanged} (see engine.reuse).
+        self.kept = {}
         #: Trait names of each set, in trait id order: a row's ``traits``.
         self.trait_sets = [()]
         self._trait_set_index = {(): 0}
@@ -279,6 +290,7 @@ class Store:
                 self.unrendered.update(moving.tolist())
                 self.shape += 1
                 self.epoch += 1
+                self._changed(self.rows.id[moving])
         return rows, current
 
     def restock(self, ids, parents, roots, generations, identities, uuids,
@@ -307,6 +319,7 @@ class Store:
                 identities[new], uuids, inventories, trait_names)
             self.shape += 1
             self.epoch += 1
+            self._changed(ids)
         return rows
 
     def _new_rows(self, ids, parents, roots, generations, identities,
@@ -398,10 +411,20 @@ class Store:
 
     def _room_for_id(self, id_):
         if id_ >= len(self.row_of):
-            grown = np.full(max(id_ + 1 + id_ // 4, 2 * len(self.row_of),
-                                columns.MIN_ROOM), DEAD, np.int32)
+            room = max(id_ + 1 + id_ // 4, 2 * len(self.row_of),
+                       columns.MIN_ROOM)
+            grown = np.full(room, DEAD, np.int32)
             grown[:len(self.row_of)] = self.row_of
-            self.row_of = grown
+            changed_at = np.zeros(room, np.int64)
+            changed_at[:len(self.changed_at)] = self.changed_at
+            self.row_of, self.changed_at = grown, changed_at
+
+    def _changed(self, ids):
+        """The providers ``ids`` (an array) changed: their values are
+        written (see changed_at)."""
+        self.clock += 1
+        ids = np.asarray(ids, np.int64)
+        self.changed_at[ids[ids < len(self.changed_at)]] = self.clock
 
     def _set_uuid(self, row, uuid):
         encoded = uuid.encode('ascii', 'replace')
@@ -478,6 +501,7 @@ class Store:
             self.unrendered.difference_update(rows.tolist())
             self.shape += 1
             self.epoch += 1
+            self._changed(ids)
 
     def set_usage(self, rows, used_rows, used_rcs, amounts, allocations=None):
         """Usage of ``rows`` (every provider a read covered): the sums
@@ -500,9 +524,10 @@ class Store:
             with self.lock:
                 if changed.any():
                     slots.used[every[changed]] = used[changed]
-                    self.unrendered.update(
-                        slots.row[every[changed]].tolist())
+                    changed_rows = slots.row[every[changed]]
+                    self.unrendered.update(changed_rows.tolist())
                     self.epoch += 1
+                    self._changed(self.rows.id[changed_rows])
                 if allocations is not None:
                     store_rows.allocations[rows] = 0
                     store_rows.allocations[allocations[0]] = allocations[1]
