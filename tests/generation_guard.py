@@ -48,13 +48,14 @@ SEEN_BY = {
     'resource_providers': "each request's state line of every provider it "
                           'reads (id, parent, root, generation; the '
                           'creation time on SQLite), or on PostgreSQL '
-                          'those of the rows written since and the count '
-                          'of rows',
+                          'those of the providers logged as written since '
+                          '(placement_lite_provider_writes)',
     'allocations': "each request's sums of usage of every provider it "
-                   'reads (on PostgreSQL, of the providers having an '
-                   'allocation row written since, with the count of rows '
-                   'each has and the count of rows): usage is never kept '
-                   'past them',
+                   'reads (on PostgreSQL, of the providers logged as '
+                   'written since): usage is never kept past them',
+    'placement_lite_provider_writes': 'nothing: no cache keeps it (it is '
+                                      'what PostgreSQL processes read to '
+                                      'see writes of the two above)',
     'resource_classes': 'the class names each candidates request reads: '
                         'kept summaries made under other names are dropped',
     'traits': 'nothing: stocks keep trait names, and a trait a provider '

@@ -210,11 +210,13 @@ def test_a_cloud_at_rest_is_not_read_again_on_postgresql(environment,
 
 @pytest.mark.only_backends('postgresql')
 def test_a_whole_cloud_read_is_brought_up_to_date_from_rows_written(
-        environment, statements):
-    """On PostgreSQL, after writes that deleted no row the whole cloud's
-    read is brought up to date from the rows written since (one statement,
-    no line of an unchanged row read); after a deletion, from every line
-    again. Each answer equals a fresh process's."""
+        environment, statements, monkeypatch):
+    """On PostgreSQL the whole cloud's read is brought up to date from
+    the providers logged as written since (one statement, no line of an
+    unchanged provider read), after writes of every kind, deletions and
+    writes of another service included; from every line again once the
+    read is older than the log keeps. Each answer equals a fresh
+    process's."""
     for name, vcpus in (('cn1', 4), ('cn2', 8), ('cn3', 2)):
         _create_host(environment, name, vcpus)
 
@@ -238,8 +240,13 @@ def test_a_whole_cloud_read_is_brought_up_to_date_from_rows_written(
         cloud_reads = [s for s in statements if 'string_agg' in s]
         cloud.forget(environment.db.read_engine)
         assert answer == vcpus()
-        return answer, ['written since' if 'age(' in s else 'every line'
-                        for s in cloud_reads]
+        return answer, ['written since' if tables.PROVIDER_WRITES in s
+                        else 'every line' for s in cloud_reads]
+
+    def delete_as_another_service(consumer):
+        with environment.db.writer() as conn:
+            conn.execute(tables.allocations.delete().where(
+                tables.allocations.c.consumer_id == U(consumer)))
 
     vcpus()
     assert read_after(lambda: claim('c1', 'cn1', 3)) == (
@@ -251,12 +258,18 @@ def test_a_whole_cloud_read_is_brought_up_to_date_from_rows_written(
     assert read_after(lambda: _delete(environment, '/allocations/%s'
                                       % U('c1'))) == (
         {U('cn1'): (4, 0), U('cn2'): (16, 0), U('cn3'): (2, 0)},
-        ['written since', 'every line'])
+        ['written since'])
     assert read_after(lambda: _delete(environment, '/resource_providers/%s'
                                       % U('cn3'))) == (
-        {U('cn1'): (4, 0), U('cn2'): (16, 0)}, ['written since', 'every line'])
+        {U('cn1'): (4, 0), U('cn2'): (16, 0)}, ['written since'])
     assert read_after(lambda: claim('c2', 'cn2', 5)) == (
         {U('cn1'): (4, 0), U('cn2'): (16, 5)}, ['written since'])
+    assert read_after(lambda: delete_as_another_service('c2')) == (
+        {U('cn1'): (4, 0), U('cn2'): (16, 0)}, ['written since'])
+    monkeypatch.setattr(reads, 'MOST_TRANSACTIONS_SINCE', 0)
+    assert read_after(lambda: claim('c3', 'cn1', 1)) == (
+        {U('cn1'): (4, 1), U('cn2'): (16, 0)},
+        ['written since', 'every line'])
 
 
 @pytest.mark.only_backends('postgresql')

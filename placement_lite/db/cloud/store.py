@@ -66,8 +66,7 @@ class Store:
         self.rows = columns.Columns(
             id=np.int32, parent=np.int32, root=np.int32,
             generation=np.int32, identity=np.int64, traits=np.int32,
-            first=np.int32, count=np.int32, allocations=np.int32,
-            uuid='S36')
+            first=np.int32, count=np.int32, uuid='S36')
         self.slots = columns.Columns(
             row=np.int32, rc=np.int32, capacity=np.int64, used=np.int64,
             min_unit=np.int32, max_unit=np.int32, step_size=np.int32)
@@ -120,6 +119,9 @@ class Store:
         #: saw (``pg_current_snapshot()`` as text); None before one, and
         #: elsewhere.
         self.transactions_seen = None
+        #: PostgreSQL: whether the last read of the whole cloud found the
+        #: providers written logged (see reads._written_since).
+        self.writes_logged = False
         #: MySQL, SQLite: the texts of the last read of the whole cloud.
         self.texts = None
         #: {name: what was made of the database while it was at rest since
@@ -334,7 +336,6 @@ class Store:
                              ('root', roots), ('generation', generations),
                              ('identity', identities)):
             getattr(rows, name)[at] = values
-        rows.allocations[at] = 0
         texts = [uuids[id_] for id_ in ids.tolist()]
         rows.uuid[at] = [text.encode('ascii', 'replace') for text in texts]
         for row, text in zip(at.tolist(), texts):
@@ -387,14 +388,12 @@ class Store:
             self._index(id_, row)
             rows.id[row] = id_
             rows.count[row] = 0
-            rows.allocations[row] = 0
             self.live += 1
         elif rows.identity[row] != identity:
             # Another provider under the id of one deleted: nothing of
             # the one kept is its.
             self.slots.used[rows.first[row]:rows.first[row]
                             + rows.count[row]] = 0
-            rows.allocations[row] = 0
         rows.parent[row] = DEAD if parent is None else parent
         rows.root[row] = root
         rows.generation[row] = generation
@@ -503,13 +502,12 @@ class Store:
             self.epoch += 1
             self._changed(ids)
 
-    def set_usage(self, rows, used_rows, used_rcs, amounts, allocations=None):
+    def set_usage(self, rows, used_rows, used_rcs, amounts):
         """Usage of ``rows`` (every provider a read covered): the sums
         ``amounts`` of the pairs (``used_rows``, ``used_rcs``) read, and
         nothing of any other class (a class used by a provider without an
-        inventory of it shows nowhere). ``allocations``: (rows, how many
-        allocation rows each has), where counted (see reads)."""
-        slots, store_rows = self.slots, self.rows
+        inventory of it shows nowhere)."""
+        slots = self.slots
         every = self._slots_of_rows(rows)
         keys = (slots.row[every].astype(np.int64) << 32) | slots.rc[every]
         order = np.argsort(keys)
@@ -520,17 +518,13 @@ class Store:
         used = np.zeros(len(every), np.int64)
         used[order[at[hit]]] = amounts[hit]
         changed = slots.used[every] != used
-        if changed.any() or allocations is not None:
+        if changed.any():
             with self.lock:
-                if changed.any():
-                    slots.used[every[changed]] = used[changed]
-                    changed_rows = slots.row[every[changed]]
-                    self.unrendered.update(changed_rows.tolist())
-                    self.epoch += 1
-                    self._changed(self.rows.id[changed_rows])
-                if allocations is not None:
-                    store_rows.allocations[rows] = 0
-                    store_rows.allocations[allocations[0]] = allocations[1]
+                slots.used[every[changed]] = used[changed]
+                changed_rows = slots.row[every[changed]]
+                self.unrendered.update(changed_rows.tolist())
+                self.epoch += 1
+                self._changed(self.rows.id[changed_rows])
 
     def _slots_of_rows(self, rows):
         """Every slot of ``rows``, row after row."""
@@ -538,11 +532,6 @@ class Store:
         count = self.rows.count[rows].astype(np.int64)
         return (np.repeat(first - np.cumsum(count) + count, count)
                 + np.arange(count.sum())).astype(np.int64)
-
-    def allocation_rows(self):
-        """How many allocation rows the live providers have, as counted."""
-        live = self.live_rows()
-        return int(self.rows.allocations[live].sum())
 
     def compact_if_worth_it(self):
         """Rows and slots without the dead ones, once they are many: a
