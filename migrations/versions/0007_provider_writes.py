@@ -1,4 +1,5 @@
-"""PostgreSQL: a log of the providers each transaction wrote.
+"""PostgreSQL: logs of the providers each transaction wrote, and of the
+transactions that changed what providers are (not what they use).
 
 A process keeps the cloud (placement_lite/db/cloud) and, on PostgreSQL,
 brings it up to date from what was written since its last read. Found
@@ -11,7 +12,14 @@ allocation's provider), whichever service wrote it: the reference too,
 during a takeover. A process reads the providers logged since: an index
 range, as long as what was written.
 
-The triggers trim the log now and then (one write in a thousand): rows
+Other triggers log the transactions writing anything else that a
+process derives from the database and keeps while it is unchanged (the
+sharing providers and the trees each serves, the members of aggregates):
+providers created, deleted or moved, inventories, traits, aggregates.
+While none was written since, what was derived holds, however many
+allocations were written meanwhile.
+
+The triggers trim the logs now and then (one write in a thousand): rows
 older than KEPT_TRANSACTIONS transactions go; a store that last read
 longer ago reads the whole cloud (db/cloud/reads.py). A transaction's
 provider is logged once (the key).
@@ -35,6 +43,18 @@ branch_labels = None
 depends_on = None
 
 LOG = tables.PROVIDER_WRITES
+STRUCTURE_LOG = tables.STRUCTURE_WRITES
+#: {table: the events of it the structure log takes}: resource_providers
+#: but its generation (every allocation write bumps it).
+STRUCTURE = {
+    'resource_providers': ('INSERT', 'DELETE',
+                           'UPDATE OF parent_provider_id, root_provider_id'),
+    'inventories': ('INSERT', 'UPDATE', 'DELETE'),
+    'traits': ('INSERT', 'UPDATE', 'DELETE'),
+    'resource_provider_traits': ('INSERT', 'UPDATE', 'DELETE'),
+    'placement_aggregates': ('INSERT', 'UPDATE', 'DELETE'),
+    'resource_provider_aggregates': ('INSERT', 'UPDATE', 'DELETE'),
+}
 #: What the log keeps, in transactions (db/cloud/reads.py reads it only
 #: for a store less than half as old).
 KEPT_TRANSACTIONS = 200_000
@@ -55,9 +75,22 @@ def upgrade():
         sa.Column('provider_id', sa.Integer(), nullable=False),
         sa.PrimaryKeyConstraint('transaction_id', 'provider_id'),
         **tables.mysql_table_options(dialect))
+    steps.create_table(
+        STRUCTURE_LOG,
+        sa.Column('transaction_id', sa.BigInteger(), nullable=False),
+        sa.PrimaryKeyConstraint('transaction_id'),
+        **tables.mysql_table_options(dialect))
     if dialect.name != 'postgresql':
         return
     op.execute(_TRIM)
+    op.execute(_LOG_STRUCTURE)
+    for table, events in STRUCTURE.items():
+        trigger = 'placement_lite_%s_structure' % table
+        op.execute('DROP TRIGGER IF EXISTS %s ON %s' % (trigger, table))
+        op.execute('CREATE TRIGGER %s AFTER %s ON %s FOR EACH STATEMENT '
+                   'EXECUTE FUNCTION %s()' % (
+                       trigger, ' OR '.join(events), table,
+                       LOG_STRUCTURE))
     for table, column in WRITTEN.items():
         function = 'placement_lite_log_%s_writes' % table
         # CREATE OR REPLACE: a step done again does it again alike.
@@ -102,10 +135,29 @@ $$""" % {'name': name, 'log': LOG, 'column': column, 'trim': TRIM}
 
 
 TRIM = 'placement_lite_trim_provider_writes'
-#: The log without what is older than KEPT_TRANSACTIONS before a
+#: The logs without what is older than KEPT_TRANSACTIONS before a
 #: transaction.
 _TRIM = """
 CREATE OR REPLACE FUNCTION %(trim)s(newest bigint) RETURNS void
 LANGUAGE sql AS $$
-    DELETE FROM %(log)s WHERE transaction_id < newest - %(kept)d
-$$""" % {'trim': TRIM, 'log': LOG, 'kept': KEPT_TRANSACTIONS}
+    DELETE FROM %(log)s WHERE transaction_id < newest - %(kept)d;
+    DELETE FROM %(structure)s WHERE transaction_id < newest - %(kept)d;
+$$""" % {'trim': TRIM, 'log': LOG, 'structure': STRUCTURE_LOG,
+         'kept': KEPT_TRANSACTIONS}
+
+LOG_STRUCTURE = 'placement_lite_log_structure_writes'
+#: The trigger function logging the transaction of a statement that
+#: changed what providers are.
+_LOG_STRUCTURE = """
+CREATE OR REPLACE FUNCTION %(name)s() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    written bigint := pg_current_xact_id()::text::bigint;
+BEGIN
+    INSERT INTO %(log)s VALUES (written) ON CONFLICT DO NOTHING;
+    IF random() < 0.001 THEN
+        PERFORM %(trim)s(written);
+    END IF;
+    RETURN NULL;
+END
+$$""" % {'name': LOG_STRUCTURE, 'log': STRUCTURE_LOG, 'trim': TRIM}

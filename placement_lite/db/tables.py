@@ -252,3 +252,15 @@ provider_writes = sa.Table(
     sa.Column('provider_id', sa.Integer, primary_key=True,
               autoincrement=False),
 )
+
+#: PostgreSQL: the transactions that wrote what providers are rather than
+#: what they use (providers created, deleted or moved, inventories,
+#: traits, aggregates), logged by triggers (migration 0007): what a
+#: process derives from those holds while none was written since
+#: (db/cloud/reads.py). Empty elsewhere.
+STRUCTURE_WRITES = 'placement_lite_structure_writes'
+structure_writes = sa.Table(
+    STRUCTURE_WRITES, metadata,
+    sa.Column('transaction_id', sa.BigInteger, primary_key=True,
+              autoincrement=False),
+)

@@ -162,7 +162,7 @@ def warm_caches(database, rank_by=None):
                                  known.transactions_seen)
         summaries = read.read_whole_cloud()
         db.find_every_sharing_anchor(
-            conn, read.store if reads.at_rest(conn, read.store) else None)
+            conn, reads.derived_current(conn, read.store))
         server_order = rank_query.server_order(rank_by)
         if server_order is not None:
             read.tree_order(server_order.free_terms(

@@ -294,12 +294,16 @@ def _restock(conn, store, stale, scope_of_trees):
 AS_IS, PATCHED, READ_WHOLE = (observe.CLOUD_AS_IS, observe.CLOUD_PATCHED,
                               observe.CLOUD_READ_WHOLE)
 
-#: PostgreSQL: the triggers logging the providers written (migration
-#: 0007), by name.
+#: PostgreSQL: the triggers logging the providers written and the
+#: transactions that changed what providers are (migration 0007), by name.
 LOGGING_TRIGGERS = tuple(
     'placement_lite_%s_%s' % (table, event) for table in (
         'resource_providers', 'allocations')
-    for event in ('insert', 'update', 'delete'))
+    for event in ('insert', 'update', 'delete')) + tuple(
+    'placement_lite_%s_structure' % table for table in (
+        'resource_providers', 'inventories', 'traits',
+        'resource_provider_traits', 'placement_aggregates',
+        'resource_provider_aggregates'))
 
 #: PostgreSQL: which transactions a statement sees, as text (a request
 #: asks it in its first statement: candidates.read_known).
@@ -316,6 +320,31 @@ def at_rest(conn, store, seen_now=None):
     if seen_now is None:
         seen_now = conn.execute(_TRANSACTIONS_SEEN).scalar()
     return seen_now == store.transactions_seen
+
+
+def derived_current(conn, store, seen_now=None):
+    """``store`` if what it derived from the database (Store.derived)
+    holds now, else None. On PostgreSQL, with the logs of migration 0007,
+    always ``store``: what it derived is dropped once a transaction wrote
+    what providers are (placement_lite_structure_writes) since it began
+    deriving, however many allocations were written meanwhile. Elsewhere,
+    while the database is at rest (at_rest)."""
+    if not store.writes_logged:
+        return store if at_rest(conn, store, seen_now) else None
+    with store.lock:
+        since = store.derived_since
+        if since is not None:
+            changed, now = conn.execute(
+                _STRUCTURE_WRITTEN_SINCE,
+                {'since': _snapshot_xmin(since)}).one()
+            # As _written_since: the log may have been trimmed.
+            if changed or (_snapshot_xmax(now) - _snapshot_xmin(since)
+                           > MOST_TRANSACTIONS_SINCE):
+                store.derive_again(now)
+        else:
+            store.derive_again(seen_now or conn.execute(
+                _TRANSACTIONS_SEEN).scalar())
+    return store
 
 
 def read_whole(conn, store, scope_of_trees, seen_now=None):
@@ -498,6 +527,14 @@ def _mysql_whole_queries(reused):
     return (sa.select(_line(*_state_columns(reused))).order_by(rp.c.id),
             sa.select(_line(sums.c.provider, sums.c.rc, sums.c.used))
             .order_by(sums.c.provider, sums.c.rc))
+
+
+#: Whether a transaction at or after ``:since`` wrote what providers
+#: are, and the transactions the statement saw.
+_STRUCTURE_WRITTEN_SINCE = sa.select(
+    sa.exists().where(tables.structure_writes.c.transaction_id
+                      >= sa.bindparam('since', type_=sa.BigInteger)),
+    TRANSACTIONS_SEEN)
 
 
 @functools.cache

@@ -125,8 +125,12 @@ class Store:
         #: MySQL, SQLite: the texts of the last read of the whole cloud.
         self.texts = None
         #: {name: what was made of the database while it was at rest since
-        #: the last read of the whole cloud} (see derived).
+        #: the last read of the whole cloud, or on PostgreSQL since
+        #: ``derived_since``} (see derived).
         self._derived = {}
+        #: PostgreSQL: the transactions seen when the store began deriving
+        #: what ``_derived`` holds (see reads.derived_current).
+        self.derived_since = None
         #: Bumped by every change of usage too: what is made of what
         #: providers keep free (tree orders) is made again.
         self.epoch = 0
@@ -138,12 +142,19 @@ class Store:
     def whole_read(self, transactions_seen):
         """The whole cloud was just read, seeing ``transactions_seen``."""
         self.transactions_seen = transactions_seen
+        if not self.writes_logged:
+            self._derived = {}
+
+    def derive_again(self, transactions_seen):
+        """Drop what was derived: what is derived from now on is as of
+        ``transactions_seen`` or later."""
         self._derived = {}
+        self.derived_since = transactions_seen
 
     def derived(self, name, make):
-        """What ``make()`` gives, made once per read of the whole cloud:
-        for what requests would otherwise ask the database again while it
-        is at rest since (see reads.at_rest)."""
+        """What ``make()`` gives, made once while what it is made of is
+        unchanged: for what requests would otherwise ask the database
+        again (see reads.derived_current)."""
         made = self._derived.get(name)
         if made is None:
             made = self._derived[name] = make()
