@@ -157,3 +157,19 @@ def test_what_providers_are_is_logged_apart_from_what_they_use(environment):
     assert {what: _structure_logged(db, write)
             for what, (write, _logged) in written.items()} == {
         what: logged for what, (_write, logged) in written.items()}
+
+
+def test_the_logs_take_the_ids_they_are_given(environment):
+    """No sequence behind the logs' keys: each row is a transaction's own
+    id (and a provider's)."""
+    with environment.db.writer() as conn:
+        defaults = conn.execute(sa.text(
+            'SELECT table_name, column_name, column_default '
+            'FROM information_schema.columns '
+            'WHERE table_name IN (:log, :structure)'),
+            {'log': tables.PROVIDER_WRITES,
+             'structure': tables.STRUCTURE_WRITES}).all()
+    assert sorted(defaults) == [
+        (tables.PROVIDER_WRITES, 'provider_id', None),
+        (tables.PROVIDER_WRITES, 'transaction_id', None),
+        (tables.STRUCTURE_WRITES, 'transaction_id', None)]

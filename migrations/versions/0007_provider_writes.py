@@ -71,13 +71,16 @@ def upgrade():
     # Made everywhere, as tables.py has it; written on PostgreSQL only.
     steps.create_table(
         LOG,
-        sa.Column('transaction_id', sa.BigInteger(), nullable=False),
-        sa.Column('provider_id', sa.Integer(), nullable=False),
+        sa.Column('transaction_id', sa.BigInteger(), autoincrement=False,
+                  nullable=False),
+        sa.Column('provider_id', sa.Integer(), autoincrement=False,
+                  nullable=False),
         sa.PrimaryKeyConstraint('transaction_id', 'provider_id'),
         **tables.mysql_table_options(dialect))
     steps.create_table(
         STRUCTURE_LOG,
-        sa.Column('transaction_id', sa.BigInteger(), nullable=False),
+        sa.Column('transaction_id', sa.BigInteger(), autoincrement=False,
+                  nullable=False),
         sa.PrimaryKeyConstraint('transaction_id'),
         **tables.mysql_table_options(dialect))
     if dialect.name != 'postgresql':
