@@ -48,21 +48,31 @@ SEEN_BY = {
     'resource_providers': "each request's state line of every provider it "
                           'reads (id, parent, root, generation; the '
                           'creation time on SQLite), or on PostgreSQL '
-                          'those of the rows written since and the count '
-                          'of rows',
+                          'those of the providers logged as written since '
+                          '(placement_lite_provider_writes)',
     'allocations': "each request's sums of usage of every provider it "
-                   'reads (on PostgreSQL, of the providers having an '
-                   'allocation row written since, with the count of rows '
-                   'each has and the count of rows): usage is never kept '
-                   'past them',
+                   'reads (on PostgreSQL, of the providers logged as '
+                   'written since): usage is never kept past them',
+    'placement_lite_provider_writes': 'nothing: no cache keeps it (it is '
+                                      'what PostgreSQL processes read to '
+                                      'see writes of the two above)',
+    'placement_lite_structure_writes': 'nothing: no cache keeps it (it is '
+                                       'what PostgreSQL processes read to '
+                                       'see writes of what they derive)',
     'resource_classes': 'the class names each candidates request reads: '
                         'kept summaries made under other names are dropped',
     'traits': 'nothing: stocks keep trait names, and a trait a provider '
               'has cannot be deleted (nor renamed)',
     'placement_aggregates': 'read by each request; kept only while nothing '
-                            'has committed since (a cloud at rest)',
+                            'has committed since (a cloud at rest), or on '
+                            'PostgreSQL while no transaction logged in '
+                            'placement_lite_structure_writes wrote it',
     'resource_provider_aggregates': 'read by each request; kept only while '
-                                    'nothing has committed since',
+                                    'nothing has committed since (on '
+                                    'PostgreSQL, while no transaction '
+                                    'logged in '
+                                    'placement_lite_structure_writes '
+                                    'wrote it)',
     'consumers': 'nothing: no cache keeps it',
     'projects': 'nothing: no cache keeps it',
     'users': 'nothing: no cache keeps it',

@@ -210,11 +210,13 @@ def test_a_cloud_at_rest_is_not_read_again_on_postgresql(environment,
 
 @pytest.mark.only_backends('postgresql')
 def test_a_whole_cloud_read_is_brought_up_to_date_from_rows_written(
-        environment, statements):
-    """On PostgreSQL, after writes that deleted no row the whole cloud's
-    read is brought up to date from the rows written since (one statement,
-    no line of an unchanged row read); after a deletion, from every line
-    again. Each answer equals a fresh process's."""
+        environment, statements, monkeypatch):
+    """On PostgreSQL the whole cloud's read is brought up to date from
+    the providers logged as written since (one statement, no line of an
+    unchanged provider read), after writes of every kind, deletions and
+    writes of another service included; from every line again once the
+    read is older than the log keeps. Each answer equals a fresh
+    process's."""
     for name, vcpus in (('cn1', 4), ('cn2', 8), ('cn3', 2)):
         _create_host(environment, name, vcpus)
 
@@ -238,8 +240,13 @@ def test_a_whole_cloud_read_is_brought_up_to_date_from_rows_written(
         cloud_reads = [s for s in statements if 'string_agg' in s]
         cloud.forget(environment.db.read_engine)
         assert answer == vcpus()
-        return answer, ['written since' if 'age(' in s else 'every line'
-                        for s in cloud_reads]
+        return answer, ['written since' if tables.PROVIDER_WRITES in s
+                        else 'every line' for s in cloud_reads]
+
+    def delete_as_another_service(consumer):
+        with environment.db.writer() as conn:
+            conn.execute(tables.allocations.delete().where(
+                tables.allocations.c.consumer_id == U(consumer)))
 
     vcpus()
     assert read_after(lambda: claim('c1', 'cn1', 3)) == (
@@ -251,12 +258,18 @@ def test_a_whole_cloud_read_is_brought_up_to_date_from_rows_written(
     assert read_after(lambda: _delete(environment, '/allocations/%s'
                                       % U('c1'))) == (
         {U('cn1'): (4, 0), U('cn2'): (16, 0), U('cn3'): (2, 0)},
-        ['written since', 'every line'])
+        ['written since'])
     assert read_after(lambda: _delete(environment, '/resource_providers/%s'
                                       % U('cn3'))) == (
-        {U('cn1'): (4, 0), U('cn2'): (16, 0)}, ['written since', 'every line'])
+        {U('cn1'): (4, 0), U('cn2'): (16, 0)}, ['written since'])
     assert read_after(lambda: claim('c2', 'cn2', 5)) == (
         {U('cn1'): (4, 0), U('cn2'): (16, 5)}, ['written since'])
+    assert read_after(lambda: delete_as_another_service('c2')) == (
+        {U('cn1'): (4, 0), U('cn2'): (16, 0)}, ['written since'])
+    monkeypatch.setattr(reads, 'MOST_TRANSACTIONS_SINCE', 0)
+    assert read_after(lambda: claim('c3', 'cn1', 1)) == (
+        {U('cn1'): (4, 1), U('cn2'): (16, 0)},
+        ['written since', 'every line'])
 
 
 @pytest.mark.only_backends('postgresql')
@@ -402,6 +415,81 @@ def test_a_cloud_at_rest_gives_sharing_and_holders_from_its_read(
     assert chosen(moved[0]) == [{U('h3'), U('pool')}, {U('h4'), U('pool')}]
     assert chosen(moved[3]) == [{U('h3')}, {U('h4')}]
     assert moved == fresh_answers()
+
+
+@pytest.mark.only_backends('postgresql')
+def test_what_is_derived_holds_while_only_allocations_are_written(
+        environment, statements, monkeypatch):
+    """On PostgreSQL the trees sharing providers serve and the providers
+    in the aggregates member_of names are read once, and again only after
+    a transaction wrote what providers are (logged by migration 0007's
+    triggers): claims and their deletion leave them; a membership written
+    straight into the database, as the reference writes it before 1.19
+    (no generation bumped), and a trait taken away do not. Each answer is
+    the one a process that kept nothing gives."""
+    monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
+    ids = worlds.load_into_db(environment.db, SHARED_AT_REST)
+    read_engine = environment.db.read_engine
+    sharing = 'resources=VCPU:1,DISK_GB:10&limit=2'
+    member = 'resources=VCPU:1&member_of=%s' % U('a')
+
+    def answers():
+        statements.clear()
+        found = [worlds.candidates(environment, query)
+                 for query in (sharing, member)]
+        memberships_read = [s for s in statements
+                            if 'resource_provider_aggregates' in s]
+        return found, bool(memberships_read)
+
+    def fresh_answers():
+        cloud.forget(read_engine)
+        found = answers()[0]
+        answers()
+        return found
+
+    def chosen(body):
+        return [set(r['allocations']) for r in body['allocation_requests']]
+
+    def claim(consumer, name):
+        _request(environment, 'PUT', '/allocations/%s' % U(consumer),
+                 {'allocations': {U(name): {'resources': {'VCPU': 1}}},
+                  'project_id': U('p'), 'user_id': U('u'),
+                  'consumer_generation': None}, version='1.28', expect=204)
+
+    def join_as_another_service(name, aggregate):
+        aggregates = tables.placement_aggregates
+        with environment.db.writer() as conn:
+            aggregate_id = conn.execute(sa.select(aggregates.c.id).where(
+                aggregates.c.uuid == U(aggregate))).scalar()
+            conn.execute(tables.resource_provider_aggregates.insert().values(
+                resource_provider_id=ids[name], aggregate_id=aggregate_id))
+
+    def take_trait(name):
+        provider = _request(environment, 'GET',
+                            '/resource_providers/%s' % U(name))
+        _request(environment, 'PUT', '/resource_providers/%s/traits'
+                 % U(name), {'traits': [], 'resource_provider_generation':
+                             provider['generation']})
+
+    answers()
+    first, read = answers()
+    assert not read
+    assert [chosen(body) for body in first] == [
+        [{U('h2'), U('pool')}, {U('h3'), U('pool')}], [{U('h2')}, {U('h3')}]]
+    for change, read_again in (
+            (lambda: claim('c1', 'h2'), False),
+            (lambda: _delete(environment, '/allocations/%s' % U('c1')),
+             False),
+            (lambda: join_as_another_service('h4', 'a'), True),
+            (lambda: claim('c2', 'h3'), False),
+            (lambda: take_trait('pool'), True)):
+        change()
+        found, read = answers()
+        assert read == read_again
+        assert found == fresh_answers()
+    # The pool shares no more: no tree has disk of its own.
+    assert [chosen(body) for body in found] == [
+        [], [{U('h2')}, {U('h3')}, {U('h4')}]]
 
 
 @pytest.mark.mysql

@@ -83,6 +83,14 @@ def _kept(store):
     return found, used
 
 
+def _by_provider(store):
+    """{provider id: what the store keeps of it, usage included}."""
+    found, used = _kept(store)
+    return {id_: (kept_values, sorted((rc, amount) for (p, rc), amount
+                                      in used.items() if p == id_))
+            for id_, kept_values in found.items()}
+
+
 def _random_world(rng, model, count):
     for id_ in range(1, count + 1):
         root = id_ if id_ < 3 or rng.random() < 0.6 else rng.randrange(
@@ -164,6 +172,7 @@ def test_patches_keep_what_the_database_holds(seed, monkeypatch):
                                             identity + 1,
                                             _uuid(changed + 1000),
                                             _inventories(rng), ())
+        before, clock = _by_provider(store), store.clock
         if rng.random() < 0.5:
             _read(store, model, model.providers, whole=True)
             assert _kept(store) == (model.providers, model.used)
@@ -179,6 +188,13 @@ def test_patches_keep_what_the_database_holds(seed, monkeypatch):
                     if pair[0] in part} == {
                 pair: amount for pair, amount in model.used.items()
                 if pair[0] in part}
+        # Exactly the providers whose values the read changed are marked
+        # changed since (engine.reuse trusts the others).
+        after = _by_provider(store)
+        changed = {p for p in set(before) | set(after)
+                   if before.get(p) != after.get(p)}
+        assert {p for p in set(before) | set(after)
+                if store.changed_at[p] > clock} == changed
 
 
 def test_a_provider_without_a_creation_time_is_read_every_time():

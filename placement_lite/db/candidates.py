@@ -328,8 +328,9 @@ def holders_if_few(conn, rc_id=None, trait_ids=(), most=None, whole=None):
     trait is not read again for RECHECK_WIDELY_HELD_AFTER seconds with as
     few wanted (at 50,000 hosts, the 10,000 holders of a trait read only
     to find them more than 5,000 cost 13 ms): whether it is read only
-    decides how much a search reads, never what it finds. With ``whole``
-    (see anchors_for_sharing), a class's holders are taken from it."""
+    decides how much a search reads, never what it finds. With ``whole``,
+    the store holding the whole cloud as it is (reads.at_rest), a class's
+    holders are taken from it."""
     if rc_id is not None:
         key, holder_ids, params = ('class', rc_id), _HOLDER_IDS_OF_CLASS, {
             'rc_id': rc_id}
@@ -399,9 +400,9 @@ _ROOTS_IN_AGGREGATES = (
 def anchors_for_sharing(conn, sharing_ids, whole=None):
     """{sharing provider id: root ids of the trees it serves}: the roots of
     every provider sharing an aggregate with it (its own root included when
-    it is in any aggregate). With ``whole``, the read of the whole cloud
-    the database is at rest since (reads.at_rest), taken from
-    _every_sharing_anchor."""
+    it is in any aggregate). With ``whole``, the process's store while
+    what it derived from the database holds (reads.derived_current), taken
+    from _every_sharing_anchor."""
     if whole is None:
         return _read_anchors_for_sharing(conn, sharing_ids)
     every = _every_sharing_anchor(conn, whole)
@@ -410,16 +411,16 @@ def anchors_for_sharing(conn, sharing_ids, whole=None):
 
 
 def find_every_sharing_anchor(conn, whole):
-    """At start-up, find _every_sharing_anchor for the read of the whole
-    cloud just made (``whole``), if the database is still at rest since
-    (else None): the first requests then find it."""
+    """At start-up, find _every_sharing_anchor for ``whole`` (see
+    anchors_for_sharing; None: nothing): the first requests then find
+    it."""
     if whole is not None:
         _every_sharing_anchor(conn, whole)
 
 
 def _every_sharing_anchor(conn, whole):
     """anchors_for_sharing of every sharing provider, read once for
-    ``whole``, the read of the whole cloud the database is at rest since."""
+    ``whole`` (see anchors_for_sharing)."""
     return whole.derived('sharing anchors', lambda: dict(
         _read_anchors_for_sharing(conn, sharing_provider_ids(conn, whole))))
 

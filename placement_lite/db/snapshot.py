@@ -110,6 +110,7 @@ class Snapshot:
         self.transactions_seen = transactions_seen
         self.store = cloud.of(conn.engine)
         self._at_rest = None
+        self._derived_current = None
         #: Whether the request read every tree (the store, brought up to
         #: date by this request, is then what it read).
         self._whole = False
@@ -203,6 +204,14 @@ class Snapshot:
                            by_roots=window.roots is not None,
                            with_also=bool(also_ids),
                            of_classes=of_classes), params
+
+    def derived_current(self):
+        """The store, when what it derived from the database holds now
+        (reads.derived_current), asked once per request; else None."""
+        if self._derived_current is None:
+            self._derived_current = reads.derived_current(
+                self.conn, self.store, self.transactions_seen) is not None
+        return self.store if self._derived_current else None
 
     def at_rest(self):
         """The process's store, when it holds the whole cloud as it is:

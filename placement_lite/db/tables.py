@@ -237,3 +237,30 @@ device_profiles = sa.Table(
     sa.UniqueConstraint('uuid', name='uniq_device_profiles0uuid'),
     sa.UniqueConstraint('name', name='uniq_device_profiles0name'),
 )
+
+
+#: PostgreSQL: the providers each transaction wrote (their rows, or
+#: allocations of them), logged by triggers (migration 0007) for a
+#: process to bring what it keeps up to date (db/cloud/reads.py). Empty
+#: elsewhere.
+PROVIDER_WRITES = 'placement_lite_provider_writes'
+provider_writes = sa.Table(
+    PROVIDER_WRITES, metadata,
+    # The writing transaction's id (pg_current_xact_id(): 64 bits).
+    sa.Column('transaction_id', sa.BigInteger, primary_key=True,
+              autoincrement=False),
+    sa.Column('provider_id', sa.Integer, primary_key=True,
+              autoincrement=False),
+)
+
+#: PostgreSQL: the transactions that wrote what providers are rather than
+#: what they use (providers created, deleted or moved, inventories,
+#: traits, aggregates), logged by triggers (migration 0007): what a
+#: process derives from those holds while none was written since
+#: (db/cloud/reads.py). Empty elsewhere.
+STRUCTURE_WRITES = 'placement_lite_structure_writes'
+structure_writes = sa.Table(
+    STRUCTURE_WRITES, metadata,
+    sa.Column('transaction_id', sa.BigInteger, primary_key=True,
+              autoincrement=False),
+)

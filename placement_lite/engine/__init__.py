@@ -25,6 +25,7 @@ import weakref
 
 from placement_lite import observe
 from placement_lite.db import candidates as db
+from placement_lite.db import cloud
 from placement_lite.db import snapshot
 from placement_lite.db.cloud import reads
 from placement_lite.engine import combine
@@ -32,6 +33,7 @@ from placement_lite.engine import dispersion
 from placement_lite.engine import explain
 from placement_lite.engine import ranked_search
 from placement_lite.engine import rank_query
+from placement_lite.engine import reuse
 from placement_lite.engine import search
 from placement_lite.engine.request import parse_query  # noqa: F401
 
@@ -104,6 +106,9 @@ def find_candidates(database, conf, request, nested_aware=True):
         explain.NOT_TALLIED)
     found = EMPTY
     with database.replica_reader() as conn:
+        # Before the search reads anything (see reuse.Kept).
+        kept = reuse.Kept(cloud.of(conn.engine), ('first', _shape_key(
+            request))) if spread and _reusable(request, rng, tally) else None
         try:
             searcher = search.Searcher(conn, request, tally)
             shape = _Shape(conn.engine, request) if spread else None
@@ -119,7 +124,7 @@ def find_candidates(database, conf, request, nested_aware=True):
                                  shuffle, tally, counted,
                                  roomiest_first=spread)
             if spread:
-                chosen, roots = _spread(searched, bound, strategy)
+                chosen, roots = _spread(searched, bound, strategy, kept)
                 shown = None
                 shape.remember(counted)
             else:
@@ -157,7 +162,7 @@ def warm_caches(database, rank_by=None):
                                  known.transactions_seen)
         summaries = read.read_whole_cloud()
         db.find_every_sharing_anchor(
-            conn, read.store if reads.at_rest(conn, read.store) else None)
+            conn, reads.derived_current(conn, read.store))
         server_order = rank_query.server_order(rank_by)
         if server_order is not None:
             read.tree_order(server_order.free_terms(
@@ -198,12 +203,14 @@ def _searched(searcher, request, windows, nested_aware, shuffle, tally,
                 tally=tally, roomiest_first=roomiest_first)
 
 
-def _spread(searched, bound, strategy):
+def _spread(searched, bound, strategy, kept=None):
     """(at most ``bound`` candidates, {provider id: root id}), from as many
     trees as can serve the request: the first candidate of each tree,
     tree after tree, until ``bound`` trees gave one; only when fewer can
     are more taken from them (depth-first: all of the first tree's, then
-    the next's; breadth-first: one more from each in turn).
+    the next's; breadth-first: one more from each in turn). A tree's
+    first candidate is taken from ``kept`` (a reuse.Kept) where it holds
+    it.
 
     ``searched`` goes window by window (see _windows), so the work follows
     ``bound``, not the size of the cloud. With randomized candidates the
@@ -216,8 +223,7 @@ def _spread(searched, bound, strategy):
     for found, combiner in searched:
         roots.update(found.roots)
         for anchor in combiner.anchors():
-            others = combiner.for_anchor(anchor)
-            first = next(others, None)
+            first, others = reuse.first_and_others(combiner, anchor, kept)
             if first is not None:
                 trees.append((first, others))
                 if len(trees) == bound:
@@ -239,6 +245,14 @@ def _in_strategy_order(conn, searched, bound, strategy, nested_aware):
             shown = _legacy_summary_providers([combiner], chosen, truncated)
         return chosen, found.roots, shown
     return [], {}, None
+
+
+def _reusable(request, rng, tally):
+    """Whether the first candidates of ``request``'s trees may be kept
+    between requests (see reuse): not shuffled, explained, or under
+    same_subtree."""
+    return not (rng or tally.active or request.same_subtrees
+                or request.subtree_exclusions)
 
 
 def _more_from_each_tree(trees, bound, strategy):

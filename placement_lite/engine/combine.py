@@ -56,6 +56,10 @@ class Candidate:
     #: {suffix: {provider ids}}; the sets may be shared between
     #: candidates: never change them.
     mappings: dict
+    #: (how, its JSON) once rendered: the answer writes it once however
+    #: many answers give the candidate (engine.reuse keeps some).
+    rendered: tuple = dataclasses.field(default=None, compare=False,
+                                        repr=False)
 
 
 @dataclasses.dataclass
@@ -124,6 +128,12 @@ class Combiner:
         if self._plan is None:
             self._plan = _Plan(self, slots)
         return self._plan
+
+    def offer(self, anchor):
+        """What the search offers each group under ``anchor``: all of
+        the result ``anchor``'s requests depend on, besides what the
+        store keeps of the providers named (see engine.reuse)."""
+        return tuple([group.by_anchor[anchor] for group in self.result.groups])
 
     def anchors(self):
         anchors = list(self.result.anchors)

@@ -800,7 +800,8 @@ class _Walk:
             holders = set().union(*(self.read.sharing_holders(rc_id)
                                     for rc_id, _sign in self.orders))
             served = db.anchors_for_sharing(
-                self.conn, holders, self.read.at_rest()) if holders else {}
+                self.conn, holders,
+                self.read.derived_current()) if holders else {}
             self._served_trees = np.unique(np.fromiter(
                 itertools.chain.from_iterable(served.values()), np.int64))
         return self._served_trees

@@ -205,7 +205,8 @@ class Searcher:
         sharing = self.names.every_sharing_provider.intersection(
             self.snapshot.parents([root]))
         trees = {root}.union(*db.anchors_for_sharing(
-            self.names.conn, sharing, self.snapshot.at_rest()).values())
+            self.names.conn, sharing,
+            self.snapshot.derived_current()).values())
         return trees if roots is None else roots & trees
 
     def _few(self, roots):
@@ -339,7 +340,8 @@ class _Names:
         """Ids of every provider of the cloud sharing its inventory, read
         when first needed: only for providers a search did not read (or
         found once for the cloud's read, while it is at rest)."""
-        return db.sharing_provider_ids(self.conn, self.snapshot.at_rest())
+        return db.sharing_provider_ids(self.conn,
+                                       self.snapshot.derived_current())
 
     @property
     def largest(self):
@@ -364,7 +366,7 @@ class _InWindow:
         self._anchors_of_sharing = None if window is None else (
             db.sharing_anchors_in_window(names.conn, window.first,
                                          window.last, window.roots,
-                                         providers_read.at_rest()))
+                                         providers_read.derived_current()))
 
     def inventories(self, in_tree, tree_root):
         """{rc id: holdings.Holdings} in the window (and
@@ -407,8 +409,8 @@ class _InWindow:
         if self.window is None:
             missing = [p for p in provider_ids if p not in known]
             if missing:
-                found = db.anchors_for_sharing(self.names.conn, missing,
-                                               self.snapshot.at_rest())
+                found = db.anchors_for_sharing(
+                    self.names.conn, missing, self.snapshot.derived_current())
                 for provider_id in missing:
                     known[provider_id] = found.get(provider_id, set())
         return {p: known.get(p, set()) for p in provider_ids}
@@ -609,7 +611,7 @@ class _GroupSearch:
         if group.member_of:
             aggregate_roots = db.provider_ids_in_aggregates(
                 conn, group.member_of, known.aggregate_ids, with_roots=True,
-                whole=self.names.snapshot.at_rest())
+                whole=self.names.snapshot.derived_current())
             if not aggregate_roots:
                 raise NoCandidates('member_of')
             in_aggregates = set(aggregate_roots)

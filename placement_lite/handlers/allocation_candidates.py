@@ -174,7 +174,8 @@ def _allocation_requests(found, version):
     """The allocation requests, comma-separated: a list of allocations
     before 1.12, a dict by uuid from 1.12; mappings from 1.34."""
     uuids = found.uuids
-    quoted = {p: _quote(uuid) for p, uuid in uuids.items()}
+    # Quoted as needed: a candidate rendered before needs none.
+    quoted = _Once(lambda p: _quote(uuids[p]))
     # An answer repeats few amounts and suffixes: each is written once.
     amounts = _Once(lambda items: _object(['%s: %d' % (_quote(name), amount)
                                            for name, amount in items]))
@@ -196,6 +197,10 @@ def _allocation_requests(found, version):
     # Quoted uuids sort as the uuids do (nothing in a uuid is escaped).
     quote = quoted.__getitem__
     for c in found.allocation_requests:
+        rendered = c.rendered
+        if rendered is not None and rendered[0] is with_mappings:
+            requests.append(rendered[1])
+            continue
         members = []
         for p, r in c.allocations.items():
             member = given.get((p, id(r)))
@@ -211,10 +216,12 @@ def _allocation_requests(found, version):
                     group = mapped[suffix, id(ps)] = '%s: [%s]' % (
                         suffixes[suffix], ', '.join(sorted(map(quote, ps))))
                 groups.append(group)
-            requests.append('{"allocations": {%s}, "mappings": {%s}}' % (
-                ', '.join(members), ', '.join(groups)))
+            request = '{"allocations": {%s}, "mappings": {%s}}' % (
+                ', '.join(members), ', '.join(groups))
         else:
-            requests.append('{"allocations": {%s}}' % ', '.join(members))
+            request = '{"allocations": {%s}}' % ', '.join(members)
+        c.rendered = (with_mappings, request)
+        requests.append(request)
     return ', '.join(requests)
 
 

@@ -293,7 +293,8 @@ def reference(port, database_url, workdir, venv, extra_config='',
 #: The reference's own revision table, and placement_lite's tables: what a
 #: copy of placement_lite's rows into the reference's database leaves out.
 NOT_COPIED = ('alembic_version', tables.VERSION_TABLE, 'device_profiles',
-              'device_profiles_id_seq')
+              'device_profiles_id_seq', tables.PROVIDER_WRITES,
+              tables.STRUCTURE_WRITES)
 
 
 def copy_to_reference(lite_database, reference_database):

@@ -13,8 +13,9 @@ The whole cloud is read as two text values, a line per provider and a
 line per (provider, class) used, compared whole with the last ones
 (MySQL, SQLite: equal texts, nothing to do). On PostgreSQL the
 transactions a statement sees (``pg_current_snapshot()``) tell whether
-anything committed since the last read, and if it did, only the rows
-written since are read (see _written_since).
+anything committed since the last read, and if it did, only the
+providers written since are read, as triggers logged them (see
+_written_since).
 """
 
 import collections
@@ -41,9 +42,9 @@ traits = tables.traits
 in_scope_rp = rp.alias('in_scope')
 
 #: A read of the whole cloud older than this many transactions is read
-#: again whole rather than from the rows written since: VACUUM freezes rows
-#: old enough, which then no longer tell the transaction that wrote them.
-MOST_TRANSACTIONS_SINCE = 1_000_000
+#: again whole rather than from the providers logged as written since:
+#: the log keeps twice as many (migration 0007 trims it).
+MOST_TRANSACTIONS_SINCE = 100_000
 
 
 class Capacity(typing.NamedTuple):
@@ -209,14 +210,12 @@ class State(typing.NamedTuple):
 
 
 class Usage(typing.NamedTuple):
-    """Sums of usage as read: provider id, rc id, amount, one array each;
-    and, where counted, how many allocation rows each provider has
-    ((provider ids, counts), or None)."""
+    """Sums of usage as read: provider id, rc id, amount, one array
+    each."""
 
     ids: np.ndarray
     rcs: np.ndarray
     amounts: np.ndarray
-    allocations: typing.Optional[tuple] = None
 
 
 def read_scope(conn, store, scope, params, scope_of_trees):
@@ -237,12 +236,13 @@ def read_scope(conn, store, scope, params, scope_of_trees):
 
 
 def patch(conn, store, state, usage, scope_of_trees, whole=False,
-          usage_of=None):
+          written=None):
     """``store`` brought up to the providers' ``state`` and ``usage`` just
     read (of a scope, or with ``whole`` of the whole cloud: every kept
-    provider not in ``state`` then went). ``usage`` covers the providers
-    of ``state``, or those of ``usage_of`` (provider ids) when given.
-    The rows of ``state``, in provider id order."""
+    provider not in ``state`` then went; or of the providers ``written``,
+    an array of ids: those not in ``state`` went). ``usage`` covers the
+    providers of ``state``, or those ``written``. The rows of ``state``,
+    in provider id order."""
     with store.lock:
         store.compact_if_worth_it()
     placed, current = store.placed(*state)
@@ -255,20 +255,15 @@ def patch(conn, store, state, usage, scope_of_trees, whole=False,
         store.remove(np.setdiff1d(store.rows.id[store.live_rows()],
                                   state.ids))
     covered = placed[placed != kept.DEAD]
-    if usage_of is not None:
-        usage_rows = store.rows_of(usage_of)
+    usage_rows = covered
+    if written is not None:
+        store.remove(np.setdiff1d(written, state.ids))
+        usage_rows = store.rows_of(written)
         usage_rows = usage_rows[usage_rows != kept.DEAD]
-    else:
-        usage_rows = covered
     used = store.rows_of(usage.ids)
     with_row = used != kept.DEAD
-    allocations = None
-    if usage.allocations is not None:
-        counted = store.rows_of(usage.allocations[0])
-        allocations = (counted[counted != kept.DEAD],
-                       usage.allocations[1][counted != kept.DEAD])
     store.set_usage(usage_rows, used[with_row], usage.rcs[with_row],
-                    usage.amounts[with_row], allocations)
+                    usage.amounts[with_row])
     return covered
 
 
@@ -299,6 +294,17 @@ def _restock(conn, store, stale, scope_of_trees):
 AS_IS, PATCHED, READ_WHOLE = (observe.CLOUD_AS_IS, observe.CLOUD_PATCHED,
                               observe.CLOUD_READ_WHOLE)
 
+#: PostgreSQL: the triggers logging the providers written and the
+#: transactions that changed what providers are (migration 0007), by name.
+LOGGING_TRIGGERS = tuple(
+    'placement_lite_%s_%s' % (table, event) for table in (
+        'resource_providers', 'allocations')
+    for event in ('insert', 'update', 'delete')) + tuple(
+    'placement_lite_%s_structure' % table for table in (
+        'resource_providers', 'inventories', 'traits',
+        'resource_provider_traits', 'placement_aggregates',
+        'resource_provider_aggregates'))
+
 #: PostgreSQL: which transactions a statement sees, as text (a request
 #: asks it in its first statement: candidates.read_known).
 TRANSACTIONS_SEEN = sa.cast(sa.func.pg_current_snapshot(), sa.Text)
@@ -314,6 +320,31 @@ def at_rest(conn, store, seen_now=None):
     if seen_now is None:
         seen_now = conn.execute(_TRANSACTIONS_SEEN).scalar()
     return seen_now == store.transactions_seen
+
+
+def derived_current(conn, store, seen_now=None):
+    """``store`` if what it derived from the database (Store.derived)
+    holds now, else None. On PostgreSQL, with the logs of migration 0007,
+    always ``store``: what it derived is dropped once a transaction wrote
+    what providers are (placement_lite_structure_writes) since it began
+    deriving, however many allocations were written meanwhile. Elsewhere,
+    while the database is at rest (at_rest)."""
+    if not store.writes_logged:
+        return store if at_rest(conn, store, seen_now) else None
+    with store.lock:
+        since = store.derived_since
+        if since is not None:
+            changed, now = conn.execute(
+                _STRUCTURE_WRITTEN_SINCE,
+                {'since': _snapshot_xmin(since)}).one()
+            # As _written_since: the log may have been trimmed.
+            if changed or (_snapshot_xmax(now) - _snapshot_xmin(since)
+                           > MOST_TRANSACTIONS_SINCE):
+                store.derive_again(now)
+        else:
+            store.derive_again(seen_now or conn.execute(
+                _TRANSACTIONS_SEEN).scalar())
+    return store
 
 
 def read_whole(conn, store, scope_of_trees, seen_now=None):
@@ -334,8 +365,8 @@ def _read_whole(conn, store, scope_of_trees, seen_now):
         if store.transactions_seen is not None and _written_since(
                 conn, store, scope_of_trees):
             return PATCHED
-        state, usage, seen = conn.execute(_whole_query(
-            reused, with_transactions_seen=True)).one()
+        state, usage, seen, store.writes_logged = conn.execute(
+            _whole_query(reused, on_postgresql=True)).one()
     elif conn.dialect.name == 'mysql':
         state, usage = (
             '\n'.join(row[0] for row in rows(conn, query, {}))
@@ -354,32 +385,30 @@ def _read_whole(conn, store, scope_of_trees, seen_now):
 
 
 def _written_since(conn, store, scope_of_trees):
-    """PostgreSQL: bring ``store`` up to date from the rows of providers
-    and allocations written (inserted or updated) since its last read of
-    the whole cloud, with how many rows each table holds now; False when
-    that cannot tell it all: some row was deleted since (it leaves
-    nothing to read), or the read is older than MOST_TRANSACTIONS_SINCE
-    transactions.
+    """PostgreSQL: bring ``store`` up to date from the providers logged as
+    written (their rows, or allocations of them: migration 0007) since
+    its last read of the whole cloud; False when that cannot tell it all:
+    the read is older than MOST_TRANSACTIONS_SINCE transactions (the log
+    may have been trimmed since), or the log was not there when it read.
 
-    A row written since carries in ``xmin`` a transaction at or after the
-    oldest one running when the store last read (its snapshot's xmin):
-    every transaction it did not see. Rows written by transactions it did
-    see come back too, and are found unchanged. Usage is read again for
-    every provider having an allocation row written since: sums and
-    counts of its rows. A provider that only lost allocation rows leaves
-    its count higher than it is, and the counts' total then differs from
-    the table's."""
+    A provider written since was written by a transaction at or after
+    the oldest one running when the store last read (its snapshot's
+    xmin): every transaction it did not see. Providers written by
+    transactions it did see come back too, and are found unchanged. Each
+    provider logged is read again, its state and usage; one not found
+    went."""
+    if not store.writes_logged:
+        return False
     oldest_unseen = _snapshot_xmin(store.transactions_seen)
-    state, usage, providers, allocations, seen = conn.execute(
-        _written_since_query(), {'since': str(oldest_unseen % 2 ** 32)}).one()
-    if _snapshot_xmin(seen) - oldest_unseen > MOST_TRANSACTIONS_SINCE:
+    state, usage, written, seen = conn.execute(
+        _written_since_query(), {'since': oldest_unseen}).one()
+    # Every transaction a trim of the log could have run in is before
+    # the next one this statement's snapshot would give (its xmax).
+    if _snapshot_xmax(seen) - oldest_unseen > MOST_TRANSACTIONS_SINCE:
         return False
-    usage = _usage_of_text(usage or '')
-    patch(conn, store, _state_of_text(state or '', False), usage,
-          scope_of_trees, usage_of=usage.allocations[0])
-    if (store.live != providers
-            or store.allocation_rows() != allocations):
-        return False
+    patch(conn, store, _state_of_text(state or '', False),
+          _usage_of_text(usage or ''), scope_of_trees,
+          written=_numbers(written or '', 1)[:, 0].copy())
     store.whole_read(seen)
     return True
 
@@ -388,6 +417,11 @@ def _snapshot_xmin(snapshot):
     """The oldest transaction running in ``snapshot`` (PostgreSQL's
     pg_current_snapshot() as text, ``xmin:xmax:running``)."""
     return int(snapshot.split(':', 1)[0])
+
+
+def _snapshot_xmax(snapshot):
+    """The first transaction not yet given when ``snapshot`` was taken."""
+    return int(snapshot.split(':', 2)[1])
 
 
 def _state_of_text(text, reused):
@@ -415,22 +449,10 @@ def _numbers(text, per_line):
 
 
 def _usage_of_text(text):
-    """The Usage of usage lines: provider, class, amount, allocation
-    rows."""
-    numbers = _numbers(text, 4)
-    providers = numbers[:, 0]
-    counted, at = np.unique(providers, return_inverse=True)
-    return Usage(providers.copy(), numbers[:, 1].copy(), numbers[:, 2].copy(),
-                 (counted, np.bincount(at, numbers[:, 3]).astype(np.int64)))
-
-
-class _Xid(sa.types.UserDefinedType):
-    """PostgreSQL's xid: a transaction id of 32 bits."""
-
-    cache_ok = True
-
-    def get_col_spec(self, **_kw):
-        return 'xid'
+    """The Usage of usage lines: provider, class, amount."""
+    numbers = _numbers(text, 3)
+    return Usage(numbers[:, 0].copy(), numbers[:, 1].copy(),
+                 numbers[:, 2].copy())
 
 
 def _line(*columns):
@@ -462,12 +484,11 @@ def _state_columns(reused):
 
 
 def _usage_sums(providers=None):
-    """Per provider and class used: the sum used and how many allocation
-    rows (of ``providers``, a select of provider ids, or every one)."""
+    """Per provider and class used: the sum used (of ``providers``, a
+    select of provider ids, or every one)."""
     query = sa.select(alloc.c.resource_provider_id.label('provider'),
                       alloc.c.resource_class_id.label('rc'),
-                      sa.func.sum(alloc.c.used).label('used'),
-                      sa.func.count().label('rows'))
+                      sa.func.sum(alloc.c.used).label('used'))
     if providers is not None:
         query = query.where(alloc.c.resource_provider_id.in_(providers))
     return query.group_by(alloc.c.resource_provider_id,
@@ -475,18 +496,25 @@ def _usage_sums(providers=None):
 
 
 def _usage_lines(sums):
-    return _text_lines(sums.c.provider, sums.c.rc, sums.c.used, sums.c.rows)
+    return _text_lines(sums.c.provider, sums.c.rc, sums.c.used)
 
 
 @functools.cache
-def _whole_query(reused, with_transactions_seen=False):
+def _whole_query(reused, on_postgresql=False):
     """Every provider's state and every (provider, class)'s usage, as two
-    text values, and with ``with_transactions_seen`` the transactions the
-    statement saw (PostgreSQL)."""
+    text values, and ``on_postgresql`` the transactions the statement saw
+    and whether, as it saw the database, triggers log the providers
+    written (migration 0007: from then on, every write is logged)."""
     columns = [_text_lines(*_state_columns(reused)).scalar_subquery(),
                _usage_lines(_usage_sums()).scalar_subquery()]
-    if with_transactions_seen:
+    if on_postgresql:
         columns.append(_TRANSACTIONS_SEEN.scalar_subquery())
+        columns.append(sa.select(sa.func.count() == len(LOGGING_TRIGGERS))
+                       .select_from(sa.table('pg_trigger',
+                                             sa.column('tgname'),
+                                             schema='pg_catalog'))
+                       .where(sa.column('tgname').in_(LOGGING_TRIGGERS))
+                       .scalar_subquery())
     return sa.select(*columns)
 
 
@@ -497,29 +525,32 @@ def _mysql_whole_queries(reused):
     default), which a large cloud exceeds."""
     sums = _usage_sums()
     return (sa.select(_line(*_state_columns(reused))).order_by(rp.c.id),
-            sa.select(_line(sums.c.provider, sums.c.rc, sums.c.used,
-                            sums.c.rows)).order_by(sums.c.provider,
-                                                    sums.c.rc))
+            sa.select(_line(sums.c.provider, sums.c.rc, sums.c.used))
+            .order_by(sums.c.provider, sums.c.rc))
+
+
+#: Whether a transaction at or after ``:since`` wrote what providers
+#: are, and the transactions the statement saw.
+_STRUCTURE_WRITTEN_SINCE = sa.select(
+    sa.exists().where(tables.structure_writes.c.transaction_id
+                      >= sa.bindparam('since', type_=sa.BigInteger)),
+    TRANSACTIONS_SEEN)
 
 
 @functools.cache
 def _written_since_query():
-    """The state lines of the providers written by a transaction at or
-    after ``:since`` (a transaction id of 32 bits), the usage lines of
-    every provider having an allocation row so written, how many rows
-    each table holds, and the transactions the statement saw. (age()
-    counts back from the newest transaction, across wraparound.)"""
-    since = sa.func.age(sa.cast(sa.bindparam('since', type_=sa.Text),
-                                _Xid()))
-
-    def written(table):
-        return sa.func.age(sa.literal_column(
-            '%s.xmin' % table.name, type_=_Xid())) <= since
-
-    state = _text_lines(*_state_columns(False)).where(written(rp))
-    usage = _usage_lines(_usage_sums(
-        sa.select(alloc.c.resource_provider_id).where(written(alloc))))
-    counts = (sa.select(sa.func.count()).select_from(table)
-              for table in (rp, alloc))
+    """The state lines of the providers logged as written by a
+    transaction at or after ``:since``, the usage lines of those
+    providers, their ids (one text), and the transactions the statement
+    saw."""
+    log = tables.provider_writes
+    written = (sa.select(log.c.provider_id)
+               .where(log.c.transaction_id >= sa.bindparam(
+                   'since', type_=sa.BigInteger))
+               .distinct())
+    state = _text_lines(*_state_columns(False)).where(rp.c.id.in_(written))
+    usage = _usage_lines(_usage_sums(written))
+    ids = sa.select(sa.func.aggregate_strings(
+        sa.cast(written.subquery().c.provider_id, sa.Text), ' '))
     return sa.select(*(select.scalar_subquery() for select in (
-        state, usage, *counts, _TRANSACTIONS_SEEN)))
+        state, usage, ids, _TRANSACTIONS_SEEN)))

@@ -66,13 +66,23 @@ class Store:
         self.rows = columns.Columns(
             id=np.int32, parent=np.int32, root=np.int32,
             generation=np.int32, identity=np.int64, traits=np.int32,
-            first=np.int32, count=np.int32, allocations=np.int32,
-            uuid='S36')
+            first=np.int32, count=np.int32, uuid='S36')
         self.slots = columns.Columns(
             row=np.int32, rc=np.int32, capacity=np.int64, used=np.int64,
             min_unit=np.int32, max_unit=np.int32, step_size=np.int32)
         #: Row of each provider id, DEAD for none.
         self.row_of = np.full(0, DEAD, np.int32)
+        #: Counts the patches that changed a provider (see changed_at).
+        self.clock = 0
+        #: By provider id: the ``clock`` of the last patch that changed
+        #: what the provider has, uses or where it is (or that it went),
+        #: set once the patch's values are written. What was made of
+        #: providers read when the clock showed C holds while none of
+        #: them changed after C (see engine.reuse).
+        self.changed_at = np.zeros(0, np.int64)
+        #: {key: what the engine keeps between requests, while what it
+        #: was made of is unchanged} (see engine.reuse).
+        self.kept = {}
         #: Trait names of each set, in trait id order: a row's ``traits``.
         self.trait_sets = [()]
         self._trait_set_index = {(): 0}
@@ -109,11 +119,18 @@ class Store:
         #: saw (``pg_current_snapshot()`` as text); None before one, and
         #: elsewhere.
         self.transactions_seen = None
+        #: PostgreSQL: whether the last read of the whole cloud found the
+        #: providers written logged (see reads._written_since).
+        self.writes_logged = False
         #: MySQL, SQLite: the texts of the last read of the whole cloud.
         self.texts = None
         #: {name: what was made of the database while it was at rest since
-        #: the last read of the whole cloud} (see derived).
+        #: the last read of the whole cloud, or on PostgreSQL since
+        #: ``derived_since``} (see derived).
         self._derived = {}
+        #: PostgreSQL: the transactions seen when the store began deriving
+        #: what ``_derived`` holds (see reads.derived_current).
+        self.derived_since = None
         #: Bumped by every change of usage too: what is made of what
         #: providers keep free (tree orders) is made again.
         self.epoch = 0
@@ -125,12 +142,19 @@ class Store:
     def whole_read(self, transactions_seen):
         """The whole cloud was just read, seeing ``transactions_seen``."""
         self.transactions_seen = transactions_seen
+        if not self.writes_logged:
+            self._derived = {}
+
+    def derive_again(self, transactions_seen):
+        """Drop what was derived: what is derived from now on is as of
+        ``transactions_seen`` or later."""
         self._derived = {}
+        self.derived_since = transactions_seen
 
     def derived(self, name, make):
-        """What ``make()`` gives, made once per read of the whole cloud:
-        for what requests would otherwise ask the database again while it
-        is at rest since (see reads.at_rest)."""
+        """What ``make()`` gives, made once while what it is made of is
+        unchanged: for what requests would otherwise ask the database
+        again (see reads.derived_current)."""
         made = self._derived.get(name)
         if made is None:
             made = self._derived[name] = make()
@@ -279,6 +303,7 @@ class Store:
                 self.unrendered.update(moving.tolist())
                 self.shape += 1
                 self.epoch += 1
+                self._changed(self.rows.id[moving])
         return rows, current
 
     def restock(self, ids, parents, roots, generations, identities, uuids,
@@ -307,6 +332,7 @@ class Store:
                 identities[new], uuids, inventories, trait_names)
             self.shape += 1
             self.epoch += 1
+            self._changed(ids)
         return rows
 
     def _new_rows(self, ids, parents, roots, generations, identities,
@@ -321,7 +347,6 @@ class Store:
                              ('root', roots), ('generation', generations),
                              ('identity', identities)):
             getattr(rows, name)[at] = values
-        rows.allocations[at] = 0
         texts = [uuids[id_] for id_ in ids.tolist()]
         rows.uuid[at] = [text.encode('ascii', 'replace') for text in texts]
         for row, text in zip(at.tolist(), texts):
@@ -374,14 +399,12 @@ class Store:
             self._index(id_, row)
             rows.id[row] = id_
             rows.count[row] = 0
-            rows.allocations[row] = 0
             self.live += 1
         elif rows.identity[row] != identity:
             # Another provider under the id of one deleted: nothing of
             # the one kept is its.
             self.slots.used[rows.first[row]:rows.first[row]
                             + rows.count[row]] = 0
-            rows.allocations[row] = 0
         rows.parent[row] = DEAD if parent is None else parent
         rows.root[row] = root
         rows.generation[row] = generation
@@ -398,10 +421,20 @@ class Store:
 
     def _room_for_id(self, id_):
         if id_ >= len(self.row_of):
-            grown = np.full(max(id_ + 1 + id_ // 4, 2 * len(self.row_of),
-                                columns.MIN_ROOM), DEAD, np.int32)
+            room = max(id_ + 1 + id_ // 4, 2 * len(self.row_of),
+                       columns.MIN_ROOM)
+            grown = np.full(room, DEAD, np.int32)
             grown[:len(self.row_of)] = self.row_of
-            self.row_of = grown
+            changed_at = np.zeros(room, np.int64)
+            changed_at[:len(self.changed_at)] = self.changed_at
+            self.row_of, self.changed_at = grown, changed_at
+
+    def _changed(self, ids):
+        """The providers ``ids`` (an array) changed: their values are
+        written (see changed_at)."""
+        self.clock += 1
+        ids = np.asarray(ids, np.int64)
+        self.changed_at[ids[ids < len(self.changed_at)]] = self.clock
 
     def _set_uuid(self, row, uuid):
         encoded = uuid.encode('ascii', 'replace')
@@ -478,14 +511,14 @@ class Store:
             self.unrendered.difference_update(rows.tolist())
             self.shape += 1
             self.epoch += 1
+            self._changed(ids)
 
-    def set_usage(self, rows, used_rows, used_rcs, amounts, allocations=None):
+    def set_usage(self, rows, used_rows, used_rcs, amounts):
         """Usage of ``rows`` (every provider a read covered): the sums
         ``amounts`` of the pairs (``used_rows``, ``used_rcs``) read, and
         nothing of any other class (a class used by a provider without an
-        inventory of it shows nowhere). ``allocations``: (rows, how many
-        allocation rows each has), where counted (see reads)."""
-        slots, store_rows = self.slots, self.rows
+        inventory of it shows nowhere)."""
+        slots = self.slots
         every = self._slots_of_rows(rows)
         keys = (slots.row[every].astype(np.int64) << 32) | slots.rc[every]
         order = np.argsort(keys)
@@ -496,16 +529,13 @@ class Store:
         used = np.zeros(len(every), np.int64)
         used[order[at[hit]]] = amounts[hit]
         changed = slots.used[every] != used
-        if changed.any() or allocations is not None:
+        if changed.any():
             with self.lock:
-                if changed.any():
-                    slots.used[every[changed]] = used[changed]
-                    self.unrendered.update(
-                        slots.row[every[changed]].tolist())
-                    self.epoch += 1
-                if allocations is not None:
-                    store_rows.allocations[rows] = 0
-                    store_rows.allocations[allocations[0]] = allocations[1]
+                slots.used[every[changed]] = used[changed]
+                changed_rows = slots.row[every[changed]]
+                self.unrendered.update(changed_rows.tolist())
+                self.epoch += 1
+                self._changed(self.rows.id[changed_rows])
 
     def _slots_of_rows(self, rows):
         """Every slot of ``rows``, row after row."""
@@ -513,11 +543,6 @@ class Store:
         count = self.rows.count[rows].astype(np.int64)
         return (np.repeat(first - np.cumsum(count) + count, count)
                 + np.arange(count.sum())).astype(np.int64)
-
-    def allocation_rows(self):
-        """How many allocation rows the live providers have, as counted."""
-        live = self.live_rows()
-        return int(self.rows.allocations[live].sum())
 
     def compact_if_worth_it(self):
         """Rows and slots without the dead ones, once they are many: a
