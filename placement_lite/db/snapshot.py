@@ -314,6 +314,33 @@ class Snapshot:
         store = self.store
         return store.trait_names(self._row(provider_id))
 
+    def trait_names_of(self, provider_ids):
+        """{provider id: its trait names} of providers read (reads
+        nothing): their sets of names looked up at once."""
+        ids, sets = self._trait_sets(provider_ids)
+        names = self.store.trait_sets
+        return dict(zip(ids.tolist(), [names[at] for at in sets.tolist()]))
+
+    def with_traits(self, provider_ids, test):
+        """Those of ``provider_ids`` (providers read) whose trait names
+        pass ``test(names)``: asked once per set of names they have, not
+        per provider."""
+        ids, sets = self._trait_sets(provider_ids)
+        found, at = np.unique(sets, return_inverse=True)
+        names = self.store.trait_sets
+        passed = np.array([bool(test(names[index]))
+                           for index in found.tolist()], bool)
+        return set(ids[passed[at]].tolist()) if len(ids) else set()
+
+    def _trait_sets(self, provider_ids):
+        """(``provider_ids`` as an array, the index of each one's set of
+        trait names in the store's trait_sets: the empty set's for one
+        gone since it was read)."""
+        ids, rows = self._rows_read(provider_ids)
+        sets = self.store.rows.traits[rows]
+        sets[rows == kept.DEAD] = 0
+        return ids, sets
+
     def parents(self, root_ids):
         """{provider id: parent id} for every provider of the given
         trees."""

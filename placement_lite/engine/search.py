@@ -581,7 +581,7 @@ class _GroupSearch:
                 return empty
             pairs_by_class[rc_id] = pairs
         by_anchor, trait_owners = self._spread_choices(
-            filters, pairs_by_class, tally, in_window.snapshot.trait_names)
+            filters, pairs_by_class, tally, in_window.snapshot)
         return GroupChoices(suffix, amounts, by_anchor,
                             filters.required, trait_owners)
 
@@ -661,7 +661,7 @@ class _GroupSearch:
                          providers):
                 return {}
             providers = self._single_provider_filter(
-                filters, providers, tally, in_window.snapshot.trait_names)
+                filters, providers, tally, in_window.snapshot)
             if providers is None:
                 return {}
             held = next(iter(by_class.values())).by_id()
@@ -683,11 +683,11 @@ class _GroupSearch:
         return by_anchor
 
     def _single_provider_filter(self, filters, providers, tally,
-                                traits_of=None):
+                                read=None):
         """``providers`` (None: any) narrowed by the group's traits and
         aggregates, in explain's order: required traits, member_of,
         forbidden traits, forbidden aggregates; None when one of them
-        keeps none. ``traits_of(provider id)`` gives the trait names of
+        keeps none. ``read`` (a Snapshot) gives the trait names of
         ``providers``; without it (a resourceless group) the providers
         resolve() found are used."""
         group = self.group
@@ -695,8 +695,7 @@ class _GroupSearch:
         if filters.required:
             providers = (set(filters.with_traits) if providers is None
                          else _having_traits(providers,
-                                             filters.required_names,
-                                             traits_of))
+                                             filters.required_names, read))
             if not _kept(tally, suffix, 'required_traits', providers):
                 return None
         if filters.in_aggregates is not None:
@@ -705,10 +704,9 @@ class _GroupSearch:
             if not _kept(tally, suffix, 'member_of', providers):
                 return None
         if group.forbidden_traits:
-            providers = (providers - filters.bad_traits if traits_of is None
+            providers = (providers - filters.bad_traits if read is None
                          else _lacking_traits(providers,
-                                              filters.forbidden_names,
-                                              traits_of))
+                                              filters.forbidden_names, read))
             if not _kept(tally, suffix, 'forbidden_traits', providers):
                 return None
         if group.forbidden_aggregates:
@@ -730,7 +728,7 @@ class _GroupSearch:
                                   db.roots_of(self.conn, providers))
         return self._resourceless
 
-    def _spread_choices(self, filters, pairs_by_class, tally, traits_of):
+    def _spread_choices(self, filters, pairs_by_class, tally, read):
         """({anchor: {rc id: [provider ids]}} from each class's (provider,
         anchor) pairs, for the anchors where every class has a provider
         and the providers could together have the required traits; and
@@ -750,13 +748,18 @@ class _GroupSearch:
         # provider under each anchor in ``common``.)
         trait_ids = self.names.known.trait_ids
         wanted = frozenset().union(*filters.required_names)
+        # One set of trait ids per set of names the providers have.
+        owned = {}
         owners = {}
-        for choices in by_anchor.values():
-            for providers in choices.values():
-                for p in providers:
-                    if p not in owners:
-                        owners[p] = {trait_ids[name] for name in traits_of(p)
-                                     if name in wanted}
+        for p, names in read.trait_names_of({
+                p for choices in by_anchor.values()
+                for providers in choices.values()
+                for p in providers}).items():
+            found = owned.get(names)
+            if found is None:
+                found = owned[names] = {trait_ids[name] for name in names
+                                        if name in wanted}
+            owners[p] = found
         viable = {}
         for anchor, choices in by_anchor.items():
             offered = set().union(*(
@@ -777,11 +780,11 @@ class _GroupSearch:
         group = self.group
         tally = in_window.tally
         in_aggregates = filters.in_aggregates
-        traits_of = in_window.snapshot.trait_names
+        read = in_window.snapshot
         pairs = capable.pairs()
         if filters.tree_root is None:
             shared = _lacking_traits(in_window.sharing_among(capable),
-                                     filters.forbidden_names, traits_of)
+                                     filters.forbidden_names, read)
             if in_aggregates is not None:
                 shared &= in_aggregates
             for provider_id, anchors in in_window.sharing_anchors(
@@ -797,7 +800,7 @@ class _GroupSearch:
                 return None
         if group.forbidden_traits:
             kept = _lacking_traits({p for p, _a in pairs},
-                                   filters.forbidden_names, traits_of)
+                                   filters.forbidden_names, read)
             pairs = [(p, a) for p, a in pairs if p in kept]
             tally.kept_pairs('', Step('forbidden_traits', rc_id), pairs)
             if not pairs:
@@ -812,23 +815,20 @@ class _GroupSearch:
         return in_window.with_allowed_anchors(pairs)
 
 
-def _having_traits(providers, required_names, traits_of):
+def _having_traits(providers, required_names, read):
     """Those of ``providers`` having, for each set of ``required_names``,
-    one of its traits (``traits_of(provider id)``: its trait names)."""
-    if len(required_names) == 1:
-        alternatives = required_names[0]
-        return {p for p in providers
-                if not alternatives.isdisjoint(traits_of(p))}
-    return {p for p in providers
-            if all(not alternatives.isdisjoint(traits_of(p))
-                   for alternatives in required_names)}
+    one of its traits (``read``: the Snapshot that read them)."""
+    return read.with_traits(providers, lambda names: all(
+        not alternatives.isdisjoint(names)
+        for alternatives in required_names))
 
 
-def _lacking_traits(providers, forbidden_names, traits_of):
-    """Those of ``providers`` having none of ``forbidden_names``."""
+def _lacking_traits(providers, forbidden_names, read):
+    """Those of ``providers`` having none of ``forbidden_names``
+    (``read``: the Snapshot that read them)."""
     if not forbidden_names:
         return set(providers)
-    return {p for p in providers if forbidden_names.isdisjoint(traits_of(p))}
+    return read.with_traits(providers, forbidden_names.isdisjoint)
 
 
 def _kept(tally, suffix, name, providers):
