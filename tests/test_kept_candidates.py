@@ -15,6 +15,7 @@ from placement_lite.db import tables
 from placement_lite.engine import combine
 from placement_lite.engine import reuse
 from tests import candidate_worlds as worlds
+from tests import harness
 
 U = worlds.uuid_of
 HOSTS = ('cn1', 'cn2', 'cn3', 'cn4', 'cn5')
@@ -39,7 +40,7 @@ def _world():
 
 
 #: (query, microversion): every group shape the engine combines, each
-#: bounded (the path that keeps first candidates), rendered with and
+#: bounded (the paths that keep first candidates), rendered with and
 #: without mappings.
 QUERIES = [
     ('resources=VCPU:1,MEMORY_MB:512,DISK_GB:10&limit=3', '1.39'),
@@ -51,6 +52,10 @@ QUERIES = [
      '&resources=DISK_GB:5&group_policy=isolate&limit=10', '1.39'),
     ('resources1=VCPU:1&required1=HW_CPU_X86_AVX2'
      '&resources2=MEMORY_MB:512&group_policy=none&limit=10', '1.39'),
+    # Ranked by free amounts: each tree's first in the trees' order.
+    ('resources=VCPU:1,MEMORY_MB:512,DISK_GB:10&rank_by=spread:MEMORY_MB'
+     '&limit=3', '1.42'),
+    ('resources=VCPU:1,MEMORY_MB:512&rank_by=pack:VCPU&limit=20', '1.42'),
     # Not kept (same_subtree): answered as ever.
     ('resources1=VCPU:1&resources2=MEMORY_MB:512&required3=HW_CPU_X86_AVX2'
      '&same_subtree=1,2,3&group_policy=none&limit=10', '1.39'),
@@ -164,12 +169,29 @@ def _answers(env):
     return answers
 
 
+@pytest.fixture(params=[None, 'spread:MEMORY_MB,VCPU'],
+                ids=['reference order', 'server order'])
+def served_env(request, backend, environment):
+    """The environment, or one whose bounded requests are ranked by the
+    server's order (``[placement] allocation_candidates_rank_by``: each
+    tree's first candidate from its roomiest providers, in the trees'
+    order of what they keep free)."""
+    if request.param is None:
+        yield environment
+        return
+    env = harness.Environment(backend, **{
+        'placement.allocation_candidates_rank_by': request.param})
+    yield env
+    env.close()
+
+
 @pytest.mark.mysql
 @pytest.mark.parametrize('seed', range(3))
-def test_kept_first_candidates_answer_as_a_fresh_process(environment, seed,
+def test_kept_first_candidates_answer_as_a_fresh_process(served_env, seed,
                                                          monkeypatch):
     """After each write, every answer equals, byte for byte, the one made
     with nothing kept, and the one of a process that kept nothing."""
+    environment = served_env
     given = []
     first = reuse.Kept.first
 

@@ -108,7 +108,8 @@ def find_candidates(database, conf, request, nested_aware=True):
     with database.replica_reader() as conn:
         # Before the search reads anything (see reuse.Kept).
         kept = reuse.Kept(cloud.of(conn.engine), ('first', _shape_key(
-            request))) if spread and _reusable(request, rng, tally) else None
+            request))) if spread and reuse.reusable(request, rng,
+                                                     tally) else None
         try:
             searcher = search.Searcher(conn, request, tally)
             shape = _Shape(conn.engine, request) if spread else None
@@ -245,14 +246,6 @@ def _in_strategy_order(conn, searched, bound, strategy, nested_aware):
             shown = _legacy_summary_providers([combiner], chosen, truncated)
         return chosen, found.roots, shown
     return [], {}, None
-
-
-def _reusable(request, rng, tally):
-    """Whether the first candidates of ``request``'s trees may be kept
-    between requests (see reuse): not shuffled, explained, or under
-    same_subtree."""
-    return not (rng or tally.active or request.same_subtrees
-                or request.subtree_exclusions)
 
 
 def _more_from_each_tree(trees, bound, strategy):

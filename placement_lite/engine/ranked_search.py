@@ -52,10 +52,12 @@ import numpy as np
 
 from placement_lite import errors
 from placement_lite.db import candidates as db
+from placement_lite.db import cloud
 from placement_lite.db import lookups
 from placement_lite.db import snapshot
 from placement_lite.engine import combine
 from placement_lite.engine import rank_query
+from placement_lite.engine import reuse
 from placement_lite.engine import search
 
 
@@ -156,10 +158,15 @@ def ranked(conn, request, bound, tally, nested_aware=True,
         first_window = first_window or max(WINDOW_MIN, math.ceil(
             (bound + best_trees_left_out) * FIRST_WINDOW_MARGIN))
         if not tally.active and _keyed_by_free_only(request):
+            # Before the search reads anything (see reuse.Kept).
+            kept = reuse.Kept(cloud.of(conn.engine), (
+                'first in tree order', repr(dataclasses.replace(
+                    request, limit=None)), roomiest_first)) if (
+                        reuse.reusable(request, None, tally)) else None
             searcher = search.Searcher(conn, request)
             walked = _in_tree_order(
                 searcher, request, bound, nested_aware, roomiest_first,
-                best_trees_left_out, first_window, counted)
+                best_trees_left_out, first_window, counted, kept)
             if walked is not None:
                 return walked
     return _Walk(conn, request, bound, tally, nested_aware, roomiest_first,
@@ -186,7 +193,7 @@ WINDOW_MIN = 64
 
 
 def _in_tree_order(searcher, request, bound, nested_aware, roomiest_first,
-                   best_trees_left_out, first_window, counted):
+                   best_trees_left_out, first_window, counted, kept=None):
     """The Ranked candidates of a request keyed by its trees' free amounts
     only (_keyed_by_free_only), found without searching the whole cloud;
     None when some class of the key is held by a sharing provider (a
@@ -209,7 +216,8 @@ def _in_tree_order(searcher, request, bound, nested_aware, roomiest_first,
     With ``best_trees_left_out`` (n), every candidate of the first n trees
     that can serve is left out of the answer (where fewer trees can serve,
     n modulo their number): the answer's first candidate is then the best
-    of the (n + 1)th tree, wherever the rounds go."""
+    of the (n + 1)th tree, wherever the rounds go. A tree's first
+    candidate is taken from ``kept`` (a reuse.Kept) where it holds it."""
     read = searcher.snapshot
     orders = request.ranking.free_terms(searcher.names.class_ids)
     if any(read.sharing_holders(rc_id) for rc_id, _sign in orders):
@@ -237,7 +245,8 @@ def _in_tree_order(searcher, request, bound, nested_aware, roomiest_first,
         anchors = set(found.anchors)
         for anchor in batch:
             if anchor in anchors and answer.first_of_tree(
-                    combiner.for_anchor(anchor, every=True), found.sharing):
+                    *reuse.first_and_others(combiner, anchor, kept,
+                                            every=True), found.sharing):
                 break
         else:
             continue
@@ -264,12 +273,12 @@ class _TreesInTurn:
         #: Requests made only of sharing providers already met.
         self._met = set()
 
-    def first_of_tree(self, candidates, sharing):
-        """Take the first of a tree's ``candidates`` (an iterator), if it
-        has one; whether the answer holds ``bound`` candidates now."""
-        first = next(candidates, None)
+    def first_of_tree(self, first, others, sharing):
+        """Take a tree's ``first`` candidate, if it has one (``others``:
+        an iterator of the rest); whether the answer holds ``bound``
+        candidates now."""
         if first is not None:
-            self._trees.append((first, candidates, sharing))
+            self._trees.append((first, others, sharing))
             self._take(first, sharing, len(self._trees) <= self.left_out)
         return len(self.chosen) == self.bound
 
@@ -283,14 +292,13 @@ class _TreesInTurn:
             self._met.clear()
             for index, (first, _others, sharing) in enumerate(self._trees):
                 self._take(first, sharing, index < self.left_out)
-        for later in itertools.zip_longest(*(
-                [(candidate, sharing, index) for candidate in others]
+        for candidate, sharing, index in combine.round_robin(
+                _tagged(others, sharing, index)
                 for index, (_first, others, sharing)
-                in enumerate(self._trees))):
-            for candidate, sharing, index in filter(None, later):
-                if len(self.chosen) == self.bound:
-                    return
-                self._take(candidate, sharing, index < self.left_out)
+                in enumerate(self._trees)):
+            if len(self.chosen) == self.bound:
+                return
+            self._take(candidate, sharing, index < self.left_out)
 
     def _take(self, candidate, sharing, left_out):
         if len(self.chosen) == self.bound:
@@ -302,6 +310,13 @@ class _TreesInTurn:
             self._met.add(identity)
         if not left_out:
             self.chosen.append(candidate)
+
+
+def _tagged(candidates, sharing, index):
+    """(candidate, ``sharing``, ``index``) for each of ``candidates``,
+    lazily: the later rounds make only as many as the answer takes."""
+    for candidate in candidates:
+        yield candidate, sharing, index
 
 
 def _asked_of_trees(request, class_ids, shared):

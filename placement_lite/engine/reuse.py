@@ -4,7 +4,9 @@ nothing it was made of changed.
 Schedulers ask the same question again and again (nova: one flavor,
 ``limit=1000``), and between two asks only the trees claimed on change.
 A bounded request takes the first candidate of each tree that can serve
-(engine._spread), and that candidate is made of the request, the
+(engine._spread; ranked by free amounts, each tree's first in the order
+of what the trees keep free: ranked_search._in_tree_order, claims
+included), and that candidate is made of the request, the
 providers the search offers each group under the tree (its *offer*) and
 what the store keeps of those providers: capacity, usage, traits, place.
 So it is kept with the offer and the store's clock as it was before the
@@ -75,28 +77,36 @@ class Kept:
                          candidate)
 
 
-def first_and_others(combiner, anchor, kept):
+def reusable(request, rng, tally):
+    """Whether the first candidates of ``request``'s trees may be kept
+    between requests: not shuffled (``rng``), explained (``tally``), or
+    under same_subtree."""
+    return not (rng or tally.active or request.same_subtrees
+                or request.subtree_exclusions)
+
+
+def first_and_others(combiner, anchor, kept, every=False):
     """(The first candidate of ``anchor`` or None, an iterator of its
-    others) from ``combiner``, the first taken from ``kept`` (a Kept, or
-    None) where it holds it."""
+    others) from ``combiner`` (``every``: see Combiner.for_anchor), the
+    first taken from ``kept`` (a Kept, or None) where it holds it."""
     if kept is None:
-        others = combiner.for_anchor(anchor)
+        others = combiner.for_anchor(anchor, every)
         return next(others, None), others
     offer = combiner.offer(anchor)
     first = kept.first(anchor, offer)
     if first is not NOT_KEPT:
-        return first, _after_first(combiner, anchor)
-    others = combiner.for_anchor(anchor)
+        return first, _after_first(combiner, anchor, every)
+    others = combiner.for_anchor(anchor, every)
     first = next(others, None)
     if first is not None:
         kept.keep(anchor, offer, first, combiner.result.sharing)
     return first, others
 
 
-def _after_first(combiner, anchor):
+def _after_first(combiner, anchor, every):
     """The candidates of ``anchor`` after its first, made only when
     asked for."""
-    yield from itertools.islice(combiner.for_anchor(anchor), 1, None)
+    yield from itertools.islice(combiner.for_anchor(anchor, every), 1, None)
 
 
 def _providers(offer):
