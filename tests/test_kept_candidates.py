@@ -56,6 +56,12 @@ QUERIES = [
     ('resources=VCPU:1,MEMORY_MB:512,DISK_GB:10&rank_by=spread:MEMORY_MB'
      '&limit=3', '1.42'),
     ('resources=VCPU:1,MEMORY_MB:512&rank_by=pack:VCPU&limit=20', '1.42'),
+    # Ranked by more than free amounts: the trees walked best key first.
+    ('resources=VCPU:1,MEMORY_MB:512&required=HW_CPU_X86_AVX2'
+     '&rank_by=spread:MEMORY_MB&preferred=HW_CPU_X86_AVX2&limit=6', '1.42'),
+    ('resources=MEMORY_MB:512&resources_A=VCPU:1&required_A=HW_CPU_X86_AVX2'
+     '&resources_B=VCPU:2&alternatives=_A,_B&rank_by=spread:MEMORY_MB'
+     '&group_policy=none&limit=8', '1.42'),
     # Not kept (same_subtree): answered as ever.
     ('resources1=VCPU:1&resources2=MEMORY_MB:512&required3=HW_CPU_X86_AVX2'
      '&same_subtree=1,2,3&group_policy=none&limit=10', '1.39'),

@@ -153,24 +153,32 @@ def ranked(conn, request, bound, tally, nested_aware=True,
         request = dataclasses.replace(request, ranking=_known_classes_only(
             conn, request.ranking))
     _check_names(conn, request.ranking)
+    # Before the search reads anything (see reuse.Kept).
+    made_at = cloud.of(conn.engine).clock
     searcher = None
     if bound is not None:
         first_window = first_window or max(WINDOW_MIN, math.ceil(
             (bound + best_trees_left_out) * FIRST_WINDOW_MARGIN))
         if not tally.active and _keyed_by_free_only(request):
-            # Before the search reads anything (see reuse.Kept).
-            kept = reuse.Kept(cloud.of(conn.engine), (
-                'first in tree order', repr(dataclasses.replace(
-                    request, limit=None)), roomiest_first)) if (
-                        reuse.reusable(request, None, tally)) else None
             searcher = search.Searcher(conn, request)
             walked = _in_tree_order(
                 searcher, request, bound, nested_aware, roomiest_first,
-                best_trees_left_out, first_window, counted, kept)
+                best_trees_left_out, first_window, counted, _kept(
+                    searcher.snapshot.store, 'first in tree order', request,
+                    roomiest_first, tally, made_at))
             if walked is not None:
                 return walked
     return _Walk(conn, request, bound, tally, nested_aware, roomiest_first,
-                 first_window, counted, searcher).ranked()
+                 first_window, counted, searcher, made_at).ranked()
+
+
+def _kept(store, path, request, roomiest_first, tally, made_at):
+    """The reuse.Kept of the first candidates ``request``'s trees give on
+    ``path``, as of the clock ``made_at``; None where none are kept."""
+    if not reuse.reusable(request, None, tally):
+        return None
+    return reuse.Kept(store, (path, repr(dataclasses.replace(
+        request, limit=None)), roomiest_first), made_at)
 
 
 def _keyed_by_free_only(request):
@@ -643,9 +651,11 @@ class _Walk:
     the trees searched, each with the _Choice of its window."""
 
     def __init__(self, conn, request, bound, tally, nested_aware,
-                 roomiest_first, first_window, counted, searcher=None):
+                 roomiest_first, first_window, counted, searcher=None,
+                 made_at=None):
         """``searcher``: the Searcher of ``request`` already made, when it
-        has no alternatives and explain is not asked."""
+        has no alternatives and explain is not asked; ``made_at``: the
+        store's clock before anything was read (see reuse.Kept)."""
         self.bound = bound
         self.tally = tally
         self.nested_aware = nested_aware
@@ -658,6 +668,11 @@ class _Walk:
             for alternative in self.alternatives]
         self.class_ids = self.searchers[0].names.class_ids
         self.read = self.searchers[0].snapshot
+        #: For each choice, the first candidates kept of its trees whose
+        #: candidates come in key order (reuse.Kept, or None).
+        self.kept = [_kept(self.read.store, 'first in key order',
+                           alternative.request, roomiest_first, tally,
+                           made_at) for alternative in self.alternatives]
         #: ((rc id, sign), ...) of rank_by: how the tree order goes.
         self.orders = request.ranking.free_terms(self.class_ids)
         self.order = self.read.tree_order(self.orders)
@@ -716,7 +731,7 @@ class _Walk:
             return False
         first = tree.candidates is None
         if first:
-            tree.candidates = choice.combiner.for_anchor(anchor, every=True)
+            tree.candidates = self._candidates(tree)
             tree.most = -bound[len(choice.alternative.rank)]
         sharing = choice.result.sharing
         if tree.fixed is None:
@@ -737,6 +752,18 @@ class _Walk:
             best.add(key, candidate, choice, _identity(candidate, sharing))
             self._push(rest, tree)
         return first
+
+    def _candidates(self, tree):
+        """The candidates of ``tree`` (an iterator), its first kept from
+        an earlier request where its candidates come in key order."""
+        choice = tree.choice
+        if tree.fixed is None:
+            return choice.combiner.for_anchor(tree.anchor, every=True)
+        first, others = reuse.first_and_others(
+            choice.combiner, tree.anchor, self.kept[choice.index],
+            every=True)
+        return others if first is None else itertools.chain((first,),
+                                                            others)
 
     def _push(self, bound, item):
         heapq.heappush(self._heap, (bound, next(self._sequence), item))

@@ -4,9 +4,10 @@ nothing it was made of changed.
 Schedulers ask the same question again and again (nova: one flavor,
 ``limit=1000``), and between two asks only the trees claimed on change.
 A bounded request takes the first candidate of each tree that can serve
-(engine._spread; ranked by free amounts, each tree's first in the order
-of what the trees keep free: ranked_search._in_tree_order, claims
-included), and that candidate is made of the request, the
+(engine._spread; ranked, each tree's first in the order of what the
+trees keep free, ranked_search._in_tree_order, claims included, or of a
+tree whose candidates come in key order, ranked_search._Walk), and that
+candidate is made of the request, the
 providers the search offers each group under the tree (its *offer*) and
 what the store keeps of those providers: capacity, usage, traits, place.
 So it is kept with the offer and the store's clock as it was before the
@@ -33,12 +34,13 @@ NOT_KEPT = object()
 
 class Kept:
     """The kept first candidates of one request shape, for one request:
-    ``made_at`` is the store's clock before the request read anything."""
+    ``made_at`` is the store's clock before the request read anything (by
+    default, now)."""
 
-    def __init__(self, store, shape):
+    def __init__(self, store, shape, made_at=None):
         self._store = store
         self._shape = shape
-        self.made_at = store.clock
+        self.made_at = store.clock if made_at is None else made_at
 
     def first(self, anchor, offer):
         """The first candidate kept for ``anchor`` with ``offer`` (a tuple
