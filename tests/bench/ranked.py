@@ -113,6 +113,31 @@ and the two alternatives 1,712 ms: each searched every tree first.
 Explain's counts are now over the windows searched (`windows` says how
 many), as an unranked bounded request's are.
 
+With each tree's first candidate kept between requests (engine/reuse.py,
+issue 49's part 2: the twin asks the same question again, and so does
+every ranked variant; commit 781769d, 2026-11-29 11:13 UTC, 21
+repetitions), 50,000 hosts:
+
+| query, 50000 hosts | p50 | unranked twin | p50 | ratio (goal 1.5x) | top = brute force |
+|---|---:|---|---:|---:|---|
+| nova_flavor_ranked | 25 ms | nova_flavor | 26 ms | 0.94x | top 1000 of 180000 sorted; 1000 trees, 1000 walked |
+| nova_flavor_packed | 30 ms | nova_flavor | 26 ms | 1.13x | top 1000 of 180000 sorted; 1000 trees, 1000 walked |
+| nova_flavor_ranked_explain | 104 ms | nova_flavor_explain | 85 ms | 1.21x | top 1000 of 180000 sorted; 1000 trees, 1000 walked |
+| nova_flavor_preferred | 47 ms | nova_flavor | 26 ms | 1.77x | top 1000 of 180000 sorted; 1000 trees, 1000 walked |
+| nova_flavor_shared_key | 52 ms | nova_flavor | 26 ms | 1.98x | top 1000 of 180000 sorted; 1000 trees, 1000 walked |
+| nova_flavor_in_tree_ranked | 6 ms | nova_flavor_in_tree | 5 ms | 1.24x | top 4 of 4 sorted; 1 trees, 1 walked |
+| alternatives_ranked | 59 ms | alternative_fpga | 38 ms | 1.57x | top 1000 of 320000 sorted; 1000 trees, 1000 walked |
+
+alternatives_ranked: 59 ms: 0.71x the two alone added (43 and 40 ms).
+
+Every variant is as fast as before or faster (preferred 55 -> 47 ms, the
+shared key 57 -> 52, the two alternatives 83 -> 59), but the twin gained
+more (38 -> 26 ms: all its trees' first candidates kept), so three
+ratios are above 1.5x again: what is left of them is the walk's own work
+per candidate (each candidate's key, the heap), which the twin does not
+have, and for the shared key the trees a sharing provider serves, whose
+candidates are all made (their keys differ).
+
 The twin of `alternatives_ranked` is the unranked first alternative,
 which is what the answer holds where the trees with an FPGA are more
 than the limit (5,000 hosts and up). At 1,000 hosts they are 200: the
