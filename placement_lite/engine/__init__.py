@@ -107,9 +107,8 @@ def find_candidates(database, conf, request, nested_aware=True):
     found = EMPTY
     with database.replica_reader() as conn:
         # Before the search reads anything (see reuse.Kept).
-        kept = reuse.Kept(cloud.of(conn.engine), ('first', _shape_key(
-            request))) if spread and reuse.reusable(request, rng,
-                                                     tally) else None
+        kept = reuse.kept_for(cloud.of(conn.engine), 'first', request, rng,
+                              tally) if spread else None
         try:
             searcher = search.Searcher(conn, request, tally)
             shape = _Shape(conn.engine, request) if spread else None
@@ -273,7 +272,7 @@ class _Shape:
 
     def __init__(self, engine, request):
         self._kept = _TREES_PER_ANCHOR.setdefault(engine, {})
-        self._key = _shape_key(request)
+        self._key = request.shape
 
     def first_window(self, bound):
         """How many trees the first window holds: enough for ``bound``
@@ -297,11 +296,6 @@ class _Shape:
         kept[self._key] = counted.trees / counted.anchors
         if len(kept) > SHAPES_KEPT:
             del kept[next(iter(kept))]
-
-
-def _shape_key(request):
-    """What requests of the same shape share: the request but its limit."""
-    return repr(dataclasses.replace(request, limit=None))
 
 
 def _windows(conn, size, rng, searcher, tally):
@@ -481,7 +475,7 @@ class _Dispersion:
         self.seed = placement.allocation_candidates_dispersion_seed
 
     def offset(self, engine, request):
-        return dispersion.next_offset(engine, _shape_key(request), self.most,
+        return dispersion.next_offset(engine, request.shape, self.most,
                                       self.seed)
 
 

@@ -163,22 +163,15 @@ def ranked(conn, request, bound, tally, nested_aware=True,
             searcher = search.Searcher(conn, request)
             walked = _in_tree_order(
                 searcher, request, bound, nested_aware, roomiest_first,
-                best_trees_left_out, first_window, counted, _kept(
-                    searcher.snapshot.store, 'first in tree order', request,
-                    roomiest_first, tally, made_at))
+                best_trees_left_out, first_window, counted,
+                reuse.kept_for(searcher.snapshot.store,
+                               ('first in tree order', roomiest_first),
+                               request, None, tally, made_at))
             if walked is not None:
                 return walked
     return _Walk(conn, request, bound, tally, nested_aware, roomiest_first,
                  first_window, counted, searcher, made_at).ranked()
 
-
-def _kept(store, path, request, roomiest_first, tally, made_at):
-    """The reuse.Kept of the first candidates ``request``'s trees give on
-    ``path``, as of the clock ``made_at``; None where none are kept."""
-    if not reuse.reusable(request, None, tally):
-        return None
-    return reuse.Kept(store, (path, repr(dataclasses.replace(
-        request, limit=None)), roomiest_first), made_at)
 
 
 def _keyed_by_free_only(request):
@@ -670,9 +663,11 @@ class _Walk:
         self.read = self.searchers[0].snapshot
         #: For each choice, the first candidates kept of its trees whose
         #: candidates come in key order (reuse.Kept, or None).
-        self.kept = [_kept(self.read.store, 'first in key order',
-                           alternative.request, roomiest_first, tally,
-                           made_at) for alternative in self.alternatives]
+        self.kept = [reuse.kept_for(self.read.store,
+                                    ('first in key order', roomiest_first),
+                                    alternative.request, None, tally,
+                                    made_at)
+                     for alternative in self.alternatives]
         #: ((rc id, sign), ...) of rank_by: how the tree order goes.
         self.orders = request.ranking.free_terms(self.class_ids)
         self.order = self.read.tree_order(self.orders)

@@ -80,6 +80,12 @@ class CandidateRequest:
     def requested_resource_classes(self):
         return {rc for group in self.groups.values() for rc in group.resources}
 
+    @property
+    def shape(self):
+        """What requests of the same shape share: the request but its
+        limit, as text."""
+        return repr(dataclasses.replace(self, limit=None))
+
 
 def _values(pairs, key):
     return [value for name, value in pairs if name == key]

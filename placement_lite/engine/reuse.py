@@ -79,12 +79,15 @@ class Kept:
                          candidate)
 
 
-def reusable(request, rng, tally):
-    """Whether the first candidates of ``request``'s trees may be kept
-    between requests: not shuffled (``rng``), explained (``tally``), or
-    under same_subtree."""
-    return not (rng or tally.active or request.same_subtrees
-                or request.subtree_exclusions)
+def kept_for(store, path, request, rng, tally, made_at=None):
+    """The Kept of the first candidates ``request``'s trees give on
+    ``path`` (how the engine makes them), as of the clock ``made_at`` (by
+    default, now); None where they may not be kept: shuffled (``rng``),
+    explained (``tally``), or under same_subtree."""
+    if (rng or tally.active or request.same_subtrees
+            or request.subtree_exclusions):
+        return None
+    return Kept(store, (path, request.shape), made_at)
 
 
 def first_and_others(combiner, anchor, kept, every=False):
