@@ -132,8 +132,7 @@ def db_sync(args):
     logging.basicConfig(format='placement-lite: %(message)s',
                         stream=sys.stderr)
     db = _database(_load(args))
-    _reachable(db, migrate.upgrade)
-    print(migrate.current_revision(db))
+    print(_reachable(db, migrate.upgrade))
 
 
 def db_version(args):

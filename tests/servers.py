@@ -262,8 +262,8 @@ class Uwsgi:
                 if pattern.search(line) and ' /healthcheck => ' not in line]
 
     def stop(self):
-        """Stop the instance as an operator would (SIGTERM)."""
-        if self.process.poll() is None:
+        """Stop the instance as an operator would (SIGTERM), if launched."""
+        if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:
                 # A drain: [api] drain_grace_period, then the requests in

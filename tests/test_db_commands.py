@@ -204,6 +204,35 @@ def test_a_table_seen_half_made_is_a_lost_race(backend, tmp_path,
         db.dispose()
 
 
+@pytest.mark.only_backends('mysql')
+def test_a_read_of_the_revision_aborted_is_a_lost_race(backend, tmp_path,
+                                                       monkeypatch):
+    """On a Galera node another node's DDL aborts a transaction that only
+    read the version table (error 1213, seen when three hosts ran ``db
+    sync`` at once): the upgrade starts again, and reaches head."""
+    db = _empty_database(backend, tmp_path)
+    current_revision = migrate.current_revision
+    aborted = []
+
+    def aborted_once(database):
+        if not aborted:
+            aborted.append(database)
+            raise sa.exc.OperationalError(
+                'SELECT version_num', {}, pymysql.err.OperationalError(
+                    1213, 'Deadlock found when trying to get lock; try '
+                    'restarting transaction'))
+        return current_revision(database)
+
+    monkeypatch.setattr(migrate, 'current_revision', aborted_once)
+    try:
+        migrate.upgrade(db)
+        assert aborted == [db]
+        assert current_revision(db) == migrate.head_revision()
+        assert _differences(db) == []
+    finally:
+        db.dispose()
+
+
 def test_db_sync_and_version_commands(backend, tmp_path):
     db = _empty_database(backend, tmp_path)
     db.dispose()

@@ -66,35 +66,45 @@ def _alembic_config():
 def upgrade(database, revision='head'):
     """Bring the schema of ``database`` up to ``revision``, however many
     processes do so at once, unless a newer release migrated it (see the
-    module's docstring)."""
+    module's docstring); the revision the database is then at."""
     config = _alembic_config()
     known = _known_revisions(config)
+    recorded = None
     for retry in range(RACE_RETRIES + 1):
-        recorded = current_revision(database)
-        if recorded is not None and recorded not in known:
-            LOG.warning(
-                'The database schema is at revision %s, which a newer '
-                'release of placement_lite recorded (this release knows up '
-                'to %s): left as it is, and served as it is.',
-                recorded, head_revision())
-            return
         try:
+            recorded = current_revision(database)
+            if recorded is not None and recorded not in known:
+                LOG.warning(
+                    'The database schema is at revision %s, which a newer '
+                    'release of placement_lite recorded (this release knows '
+                    'up to %s): left as it is, and served as it is.',
+                    recorded, head_revision())
+                return recorded
             with database.writer() as conn:
                 _move_own_revision_out_of_alembic_version(conn, config)
                 _ensure_one_row_version_table(conn)
                 config.attributes['connection'] = conn
                 command.upgrade(config, revision)
-            return
+            return current_revision(database)
         except Exception as exc:
-            if retry == RACE_RETRIES or not (
-                    db_api.is_duplicate(exc) or db_api.is_conflict(exc)
-                    or db_api.is_mysql_error(exc, *_MYSQL_TABLE_IN_THE_MAKING)
-                    or current_revision(database) != recorded):
+            if retry == RACE_RETRIES or not _lost_a_race(exc, database,
+                                                         recorded):
                 raise
             LOG.info('Another process is upgrading the database schema '
                      '(%s); starting again from the revision it recorded.',
                      db_api.describe_error(exc))
         time.sleep(random.uniform(0, RACE_BACKOFF))
+
+
+def _lost_a_race(exc, database, recorded):
+    """Whether ``exc`` came of another process upgrading at the same time.
+
+    Reading the revision is part of the race: on a Galera node, another
+    node's DDL (applied in total order) aborts a transaction that only
+    read the version table, with a deadlock error."""
+    return (db_api.is_duplicate(exc) or db_api.is_conflict(exc)
+            or db_api.is_mysql_error(exc, *_MYSQL_TABLE_IN_THE_MAKING)
+            or current_revision(database) != recorded)
 
 
 def _move_own_revision_out_of_alembic_version(conn, config):
