@@ -11,10 +11,12 @@ keying a statement costs more than running the small ones.
 
 import collections
 import functools
+import itertools
 import time
 import typing
 import weakref
 
+import numpy as np
 import sqlalchemy as sa
 
 from placement_lite.db import cloud
@@ -408,6 +410,19 @@ def anchors_for_sharing(conn, sharing_ids, whole=None):
     every = _every_sharing_anchor(conn, whole)
     return {provider_id: every[provider_id] for provider_id in sharing_ids
             if provider_id in every}
+
+
+def trees_served_by(conn, sharing_ids, whole=None):
+    """The root ids of every tree one of ``sharing_ids`` serves, sorted
+    and unique (an int64 array); with ``whole`` (see anchors_for_sharing),
+    made once for it per set of sharing providers."""
+    def made():
+        served = anchors_for_sharing(conn, sharing_ids, whole)
+        return np.unique(np.fromiter(
+            itertools.chain.from_iterable(served.values()), np.int64))
+    if whole is None:
+        return made()
+    return whole.derived(('trees served by', frozenset(sharing_ids)), made)
 
 
 def find_every_sharing_anchor(conn, whole):

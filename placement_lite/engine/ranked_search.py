@@ -13,9 +13,10 @@ api-ref/extensions.md; in short, for a candidate ``c`` under the tree
      t (the root id: creation order),
      c's index in t's generation order)
 
-Bounded work: the trees are walked best bound first, and the walk stops
-when the next tree's bound is worse than the ``limit``-th best key found,
-so only those trees are walked whose candidates could be in the answer. A
+Bounded work: the trees are walked best bound first, a candidate enters
+the answer once no bound left can beat its key, and the walk stops once
+the answer holds ``limit`` candidates, so only those trees are walked
+whose candidates could be in the answer. A
 tree searched gets an optimistic key (:meth:`_Keys.bound`), a bound no
 candidate of the tree can beat, made from what the search found (each
 provider's capacity and usage, the options of each group). The trees not
@@ -46,6 +47,7 @@ import dataclasses
 import heapq
 import itertools
 import math
+import operator
 import typing
 
 import numpy as np
@@ -149,18 +151,21 @@ def ranked(conn, request, bound, tally, nested_aware=True,
     wants), and ``counted`` (engine._Counted) adds the trees they held
     and those that could serve."""
     roomiest_first = by_server and nested_aware
+    # Before the search reads anything (see reuse.Kept).
+    made_at = cloud.of(conn.engine).clock
     if by_server:
         request = dataclasses.replace(request, ranking=_known_classes_only(
             conn, request.ranking))
-    _check_names(conn, request.ranking)
-    # Before the search reads anything (see reuse.Kept).
-    made_at = cloud.of(conn.engine).clock
-    searcher = None
+    alternatives = rank_query.alternative_requests(request)
+    searchers = [search.Searcher(conn, alternative.request, tally)
+                 for alternative in alternatives]
+    if not by_server:
+        _check_names(searchers[0].names, request.ranking)
     if bound is not None:
         first_window = first_window or max(WINDOW_MIN, math.ceil(
             (bound + best_trees_left_out) * FIRST_WINDOW_MARGIN))
         if not tally.active and _keyed_by_free_only(request):
-            searcher = search.Searcher(conn, request)
+            searcher, = searchers
             walked = _in_tree_order(
                 searcher, request, bound, nested_aware, roomiest_first,
                 best_trees_left_out, first_window, counted,
@@ -169,9 +174,9 @@ def ranked(conn, request, bound, tally, nested_aware=True,
                                request, None, tally, made_at))
             if walked is not None:
                 return walked
-    return _Walk(conn, request, bound, tally, nested_aware, roomiest_first,
-                 first_window, counted, searcher, made_at).ranked()
-
+    return _Walk(conn, request, alternatives, searchers, bound, tally,
+                 nested_aware, roomiest_first, first_window, counted,
+                 made_at).ranked()
 
 
 def _keyed_by_free_only(request):
@@ -400,18 +405,17 @@ def _known_classes_only(conn, rank_by):
         order for order in rank_by.orders if order.resource_class in found))
 
 
-def _check_names(conn, rank_by):
+def _check_names(names, rank_by):
     """400 for a class of rank_by or a preferred trait that does not
-    exist."""
-    classes = [order.resource_class for order in rank_by.orders]
-    found = lookups.resource_class_ids(conn, classes)
-    for name in classes:
-        if name not in found:
+    exist, by what the search looked up (search._Names ``names``: every
+    class, and the traits the request names, those of ``rank_by``
+    included)."""
+    for order in rank_by.orders:
+        if order.resource_class not in names.class_ids:
             raise errors.BadRequest(
                 'Invalid resource class in rank_by parameter: No such '
-                'resource class %s.' % name)
-    names = rank_by.trait_names
-    missing = sorted(names - set(lookups.trait_ids(conn, sorted(names))))
+                'resource class %s.' % order.resource_class)
+    missing = sorted(rank_by.trait_names - set(names.known.trait_ids))
     if missing:
         raise errors.BadRequest('No such trait(s): %s.' % ', '.join(missing))
 
@@ -434,12 +438,18 @@ class _Keys:
         self._traits = {}
 
     def traits(self, provider_id):
-        """The trait names of ``provider_id``."""
+        """The trait names of ``provider_id`` (a tuple)."""
         found = self._traits.get(provider_id)
         if found is None:
-            found = self._traits[provider_id] = frozenset(
-                self.read.trait_names(provider_id))
+            found = self._traits[provider_id] = self.read.trait_names(
+                provider_id)
         return found
+
+    def read_traits(self, provider_ids):
+        """Look up the trait names of ``provider_ids`` at once, if
+        preferred traits are asked (cheaper than one by one)."""
+        if self.rank_by.trait_names:
+            self._traits.update(self.read.trait_names_of(provider_ids))
 
     def _signed_free(self, anchor):
         """(sign x what the tree ``anchor`` keeps free of each class of
@@ -448,7 +458,7 @@ class _Keys:
 
     def _root_preferred(self, choice, anchor):
         wanted = self.rank_by.root_preferred
-        return len(wanted & self.traits(anchor)) if wanted else 0
+        return len(wanted.intersection(self.traits(anchor))) if wanted else 0
 
     def bound(self, choice, anchor, signed_free=None):
         """(A key no candidate of the tree ``anchor`` under ``choice`` can
@@ -470,7 +480,7 @@ class _Keys:
                     for p in providers))
                 preferred += len(names & offered)
             else:
-                preferred += max(len(names & self.traits(p))
+                preferred += max(len(names.intersection(self.traits(p)))
                                  for p in options)
         class_ids = choice.searcher.names.class_ids
         terms = []
@@ -506,11 +516,13 @@ class _Keys:
         ``anchor``) has."""
         wanted = self.rank_by.preferred
         preferred = self._root_preferred(choice, anchor)
+        traits = self.traits
         for suffix, providers in candidate.mappings.items():
-            names = wanted.get(suffix)
-            if names:
-                preferred += len(names & frozenset().union(
-                    *(self.traits(p) for p in providers)))
+            for name in wanted.get(suffix, ()):
+                for provider in providers:
+                    if name in traits(provider):
+                        preferred += 1
+                        break
         return preferred
 
     def of_tree(self, choice, anchor, candidates):
@@ -567,7 +579,7 @@ class _Tree:
         #: The most preferred traits a candidate of the tree can have.
         self.most = 0
         #: {preferred count: candidates taken with it}.
-        self.rounds = collections.Counter()
+        self.rounds = {}
         self.index = 0
 
     def next_key(self, candidate, preferred):
@@ -576,12 +588,32 @@ class _Tree:
         could have."""
         rank = self.choice.alternative.rank
         rounds = self.rounds
-        key = (*rank, -preferred, rounds[preferred], *self.fixed,
-               self.anchor, self.index)
-        rounds[preferred] += 1
+        taken = rounds.get(preferred, 0)
+        key = _key(rank, preferred, taken, self.fixed, self.anchor,
+                   self.index)
+        rounds[preferred] = taken + 1
         self.index += 1
-        return key, (*rank, -self.most, rounds[self.most], *self.fixed,
-                     self.anchor, self.index)
+        return key, _key(rank, self.most, rounds.get(self.most, 0),
+                         self.fixed, self.anchor, self.index)
+
+    @classmethod
+    def after_first(cls, choice, anchor, fixed, others, most, preferred):
+        """The tree ``anchor`` whose first candidate, taken, had
+        ``preferred`` preferred traits, of ``most`` at best, and every
+        candidate its ``fixed`` free terms; ``others``: its candidates
+        after the first."""
+        tree = cls(choice, anchor, fixed=fixed)
+        tree.candidates = others
+        tree.most = most
+        tree.rounds = {preferred: 1}
+        tree.index = 1
+        return tree
+
+
+def _key(rank, preferred, round_, terms, anchor, index):
+    """The rank key of the ``index``-th candidate of the tree ``anchor``
+    (see the module's docstring)."""
+    return (*rank, -preferred, round_, *terms, anchor, index)
 
 
 _NO_ROOTS = np.zeros(0, np.int64)
@@ -600,12 +632,13 @@ class _Stream:
     """The trees of one choice of alternatives not searched yet that share
     one bound on their preferred count and whether a sharing provider
     holding a class of rank_by serves them (_Walk._parts): the batches
-    still to search, the next one waiting. A tree's bound in the stream (bound_of) is its key
-    in the tree order moved by ``shifts`` behind ``head`` (the choice's
-    rank, minus that preferred count, round 0); the next batch's first
-    tree's (``bound``) stands for every tree left, none of which beats
-    it. A batch of the whole cloud, or of the tree explain=<uuid> names,
-    has no keys: its bound is ``head``, the choice's rank alone."""
+    still to search, the next one waiting. A tree's bound in the stream
+    (bound_of) is its key in the tree order moved by ``shifts`` behind
+    ``head`` (the choice's rank, minus that preferred count, round 0);
+    the next batch's first tree's (``bound``) stands for every tree left,
+    none of which beats it. A batch of the whole cloud, or of the tree
+    explain=<uuid> names, has no keys: its bound is ``head``, the choice's
+    rank alone."""
 
     def __init__(self, index, batches, head, shifts=(), served=False):
         self.index = index
@@ -617,13 +650,20 @@ class _Stream:
         self.served = served
         self.batch = next(batches, None)
 
+    @property
+    def most(self):
+        """The most preferred traits a candidate of its trees can have."""
+        return -self.head[-2]
+
     def terms_of(self, key):
         """The free terms of the bound of the tree whose key in the tree
         order is ``key``."""
-        return tuple(term - shift for term, shift in zip(key, self.shifts))
+        return tuple(map(operator.sub, key, self.shifts))
 
-    def bound_of(self, key):
-        return (*self.head, *self.terms_of(key), key[-1], -1)
+    def bound_of(self, key, terms=None):
+        """The bound of the tree whose key in the tree order is ``key``
+        (``terms``: its terms_of, if known)."""
+        return (*self.head, *(terms or self.terms_of(key)), key[-1], -1)
 
     @property
     def bound(self):
@@ -636,29 +676,87 @@ class _Stream:
         return batch
 
 
+class _Run:
+    """The trees of a batch of a stream searched under one _Choice, not
+    walked yet, in tree order: the walk takes them one after another
+    while the next is the best thing it holds, and keeps the rest by the
+    next one's bound (_Walk._take_run)."""
+
+    __slots__ = ('stream', 'choice', 'keys', 'at', 'later')
+
+    def __init__(self, stream, choice, keys):
+        self.stream = stream
+        self.choice = choice
+        #: [(key in the tree order, root id)], in tree order.
+        self.keys = keys
+        self.at = 0
+        #: Its _Later, once a tree gave its first candidate.
+        self.later = None
+
+    def bound(self):
+        return self.stream.bound_of(self.keys[self.at][0])
+
+
+class _Later:
+    """The trees of a _Run whose first candidate, taken, had as many
+    preferred traits as a candidate there can have: the best key the next
+    candidate of each could have is the next round of that count, so
+    they come in tree order too, and wait here in it rather than one by
+    one in the heap; each is walked as a _Tree once it is the best
+    (_Walk._take_later)."""
+
+    __slots__ = ('choice', 'most', 'trees', 'at', 'queued')
+
+    def __init__(self, choice, most):
+        self.choice = choice
+        self.most = most
+        #: [(free terms, root id, its candidates after the first)].
+        self.trees = []
+        self.at = 0
+        #: Whether it is in the heap.
+        self.queued = False
+
+    def bound(self):
+        terms, anchor, _others = self.trees[self.at]
+        return _key(self.choice.alternative.rank, self.most, 1, terms,
+                    anchor, 1)
+
+
+class _Offered(typing.NamedTuple):
+    """A candidate found before its turn in the answer: it waits in the
+    heap by its key."""
+
+    candidate: object
+    choice: _Choice
+    identity: object
+
+
 class _Walk:
     """The best-first walk over the trees of one ranked request (see the
     module's docstring). Its heap holds, by bound: the start of each
     choice of alternatives (whose bound, its rank alone, comes before
-    anything of that choice), the streams of trees not searched yet, and
-    the trees searched, each with the _Choice of its window."""
+    anything of that choice), the streams of trees not searched yet, the
+    runs of trees searched and not walked yet (_Run) and those walked
+    whose next candidates come in tree order (_Later), the other trees
+    searched, each with the _Choice of its window, and the candidates
+    found before their turn (_Offered). A candidate enters the answer
+    once nothing in the heap can beat it, so the answer is made in key
+    order, and the walk stops once it holds ``limit`` candidates."""
 
-    def __init__(self, conn, request, bound, tally, nested_aware,
-                 roomiest_first, first_window, counted, searcher=None,
-                 made_at=None):
-        """``searcher``: the Searcher of ``request`` already made, when it
-        has no alternatives and explain is not asked; ``made_at``: the
-        store's clock before anything was read (see reuse.Kept)."""
+    def __init__(self, conn, request, alternatives, searchers, bound, tally,
+                 nested_aware, roomiest_first, first_window, counted,
+                 made_at):
+        """``alternatives``: rank_query.alternative_requests of
+        ``request``, ``searchers`` a search.Searcher of each; ``made_at``:
+        the store's clock before anything was read (see reuse.Kept)."""
         self.bound = bound
         self.tally = tally
         self.nested_aware = nested_aware
         self.roomiest_first = roomiest_first
         self.first_window = first_window
         self.counted = counted
-        self.alternatives = rank_query.alternative_requests(request)
-        self.searchers = [searcher] if searcher else [
-            search.Searcher(conn, alternative.request, tally)
-            for alternative in self.alternatives]
+        self.alternatives = alternatives
+        self.searchers = searchers
         self.class_ids = self.searchers[0].names.class_ids
         self.read = self.searchers[0].snapshot
         #: For each choice, the first candidates kept of its trees whose
@@ -682,71 +780,153 @@ class _Walk:
         self.searched = [{} for _ in self.alternatives]
         self.combiners = []
         self.roots = {}
+        self.answer = _Answer(bound)
+        #: Trees walked for their candidates.
+        self.walked = 0
 
     def ranked(self):
         for index, alternative in enumerate(self.alternatives):
             self._push(tuple(alternative.rank), index)
-        best = _Best(self.bound)
-        walked = 0
+        answer = self.answer
         heap = self._heap
-        while heap:
-            bound, _number, item = heap[0]
-            if best.full() and bound > best.worst():
-                break
-            heapq.heappop(heap)
+        while heap and not answer.full():
+            bound, _number, item = heapq.heappop(heap)
             if isinstance(item, int):
                 self._start(item)
             elif isinstance(item, _Stream):
                 self._search(item)
+            elif isinstance(item, _Run):
+                self._take_run(item)
+            elif isinstance(item, _Later):
+                self._take_later(item)
+            elif isinstance(item, _Offered):
+                answer.take(bound, *item)
             else:
-                walked += self._walk(item, bound, best)
+                self._walk(item, bound)
         for searcher in self.searchers:
             if not searcher.all_groups_reached:
                 searcher.check_unreached_names()
-        chosen = best.in_order()
+        chosen = answer.chosen
         return Ranked([candidate for _key, candidate, _choice in chosen],
                       self.roots, self.read, self.combiners,
-                      self._explain(chosen, walked)
+                      self._explain(chosen, self.walked)
                       if self.tally.active else None)
 
-    def _walk(self, tree, bound, best):
+    def _offer(self, key, candidate, choice):
+        """Put ``candidate`` (of ``choice``, by ``key``) in the answer if
+        nothing in the heap can beat it, else in the heap. Whatever is
+        being walked has put in the heap what it may still give."""
+        heap = self._heap
+        identity = _identity(candidate, choice.result.sharing)
+        if not heap or key <= heap[0][0]:
+            self.answer.take(key, candidate, choice, identity)
+        else:
+            self._push(key, _Offered(candidate, choice, identity))
+
+    def _take_run(self, run):
+        """Take the trees of ``run`` (a _Run, the best in the walk) while
+        the next one is still the best, without a trip through the heap;
+        the run goes back by the next one's bound."""
+        heap = self._heap
+        stream = run.stream
+        keys = run.keys
+        while run.at < len(keys) and not self.answer.full():
+            key, anchor = keys[run.at]
+            terms = stream.terms_of(key)
+            bound = stream.bound_of(key, terms)
+            if heap and heap[0][0] < bound:
+                self._push(bound, run)
+                return
+            run.at += 1
+            if anchor in self.settled:
+                continue
+            if stream.served:
+                # Its own bound may be worse than the stream's.
+                self._walk(_Tree(run.choice, anchor,
+                                 key[:len(stream.shifts)]), bound)
+            else:
+                self._take_first(run, anchor, terms)
+
+    def _take_first(self, run, anchor, terms):
+        """Take the first candidate of the tree ``anchor`` of ``run``,
+        every candidate of which has the free terms ``terms``: they come
+        in key order, and the first has the best key of the tree, better
+        than the next tree's bound."""
+        choice = run.choice
+        self.walked += 1
+        first, others = reuse.first_and_others(
+            choice.combiner, anchor, self.kept[choice.index], every=True)
+        if first is None:
+            return
+        self.settled.add(anchor)
+        most = run.stream.most
+        preferred = self.keys.preferred(choice, anchor, first)
+        rank = choice.alternative.rank
+        if preferred == most:
+            later = run.later
+            if later is None:
+                later = run.later = _Later(choice, most)
+            later.trees.append((terms, anchor, others))
+            if not later.queued:
+                later.queued = True
+                self._push(later.bound(), later)
+        else:
+            # The next candidate may have more: its best key is the first
+            # round of the most.
+            self._push(_key(rank, most, 0, terms, anchor, 1),
+                       _Tree.after_first(choice, anchor, terms, others, most,
+                                         preferred))
+        self._offer(_key(rank, preferred, 0, terms, anchor, 0), first,
+                    choice)
+
+    def _take_later(self, later):
+        """Walk the next tree of ``later`` (a _Later, the best in the
+        walk) for its next candidate."""
+        terms, anchor, others = later.trees[later.at]
+        later.at += 1
+        if later.at < len(later.trees):
+            self._push(later.bound(), later)
+        else:
+            later.queued = False
+        tree = _Tree.after_first(later.choice, anchor, terms, others,
+                                 later.most, later.most)
+        self._walk(tree, _key(later.choice.alternative.rank, later.most, 1,
+                              terms, anchor, 1))
+
+    def _walk(self, tree, bound):
         """Take what the _Tree ``tree``, best in the walk by ``bound``,
         gives now: its own bound, else its candidates (all of them, or
-        the next when they come in key order) into ``best``. Whether the
-        tree was walked for the first time."""
+        the next when they come in key order)."""
         choice, anchor = tree.choice, tree.anchor
         if tree.candidates is None and anchor in self.settled:
-            return False
+            return
         if not tree.bounded:
             # Its bound in its stream: its own may be worse.
             own, tree.fixed = self.keys.bound(choice, anchor,
                                               tree.signed_free)
             tree.bounded = True
             self._push(own, tree)
-            return False
-        first = tree.candidates is None
-        if first:
+            return
+        if tree.candidates is None:
+            self.walked += 1
             tree.candidates = self._candidates(tree)
             tree.most = -bound[len(choice.alternative.rank)]
-        sharing = choice.result.sharing
         if tree.fixed is None:
             candidates = list(tree.candidates)
             if candidates:
                 self.settled.add(anchor)
-            for key, candidate in zip(
+            for key, candidate in sorted(zip(
                     self.keys.of_tree(choice, anchor, candidates),
-                    candidates):
-                best.add(key, candidate, choice,
-                         _identity(candidate, sharing))
-            return first
+                    candidates), key=operator.itemgetter(0)):
+                self._offer(key, candidate, choice)
+            return
         candidate = next(tree.candidates, None)
         if candidate is not None:
             self.settled.add(anchor)
             key, rest = tree.next_key(candidate, self.keys.preferred(
                 choice, anchor, candidate))
-            best.add(key, candidate, choice, _identity(candidate, sharing))
             self._push(rest, tree)
-        return first
+            self._offer(key, candidate, choice)
 
     def _candidates(self, tree):
         """The candidates of ``tree`` (an iterator), its first kept from
@@ -815,17 +995,19 @@ class _Walk:
             return [(most, False, among, outside)
                     for most, among, outside in parts]
         split = []
+        # Every array of root ids here is unique; served and among sorted.
         for most, among, outside in parts:
             if among is None:
-                split.append((most, True, np.setdiff1d(served, outside),
-                              None))
-                split.append((most, False, None, np.union1d(outside,
-                                                             served)))
+                split.append((most, True, np.setdiff1d(
+                    served, outside, assume_unique=True) if len(outside)
+                    else served, None))
+                split.append((most, False, None, np.union1d(
+                    outside, served) if len(outside) else served))
             else:
-                split.append((most, True, np.intersect1d(among, served),
-                              None))
-                split.append((most, False, np.setdiff1d(among, served),
-                              None))
+                split.append((most, True, np.intersect1d(
+                    among, served, assume_unique=True), None))
+                split.append((most, False, np.setdiff1d(
+                    among, served, assume_unique=True), None))
         return [part for part in split
                 if part[2] is None or len(part[2])]
 
@@ -836,11 +1018,9 @@ class _Walk:
         if self._served_trees is None:
             holders = set().union(*(self.read.sharing_holders(rc_id)
                                     for rc_id, _sign in self.orders))
-            served = db.anchors_for_sharing(
+            self._served_trees = db.trees_served_by(
                 self.conn, holders,
-                self.read.derived_current()) if holders else {}
-            self._served_trees = np.unique(np.fromiter(
-                itertools.chain.from_iterable(served.values()), np.int64))
+                self.read.derived_current()) if holders else _NO_ROOTS
         return self._served_trees
 
     def _shifts(self, request, served):
@@ -879,8 +1059,10 @@ class _Walk:
                     held.append(roots)
         for name in ranking.root_preferred:
             held.append(self.read.trait_holders(name, roots_only=True)[0])
-        if not held:
-            return least, {}
+        held = [roots for roots in held if len(roots)]
+        if len(held) < 2:
+            # Unique already: no counting.
+            return least, {least + 1: roots for roots in held}
         roots, counts = np.unique(np.concatenate(held), return_counts=True)
         return least, {least + count: roots[counts == count]
                        for count in np.unique(counts).tolist()}
@@ -907,21 +1089,23 @@ class _Walk:
         self.combiners.append(choice.combiner)
         self.roots.update(result.roots)
         searched = self.searched[index]
-        keys = None if batch.keys is None else dict(
-            (root_id, key) for key, root_id in batch.keys)
+        settled = self.settled
         for anchor in result.anchors:
-            if anchor not in self.settled:
+            if anchor not in settled:
                 searched[anchor] = choice
-                if keys is None:
+                if batch.keys is None:
                     tree = _Tree(choice, anchor)
                     own, tree.fixed = self.keys.bound(choice, anchor)
                     tree.bounded = True
                     self._push(own, tree)
-                    continue
-                key = keys[anchor]
-                self._push(stream.bound_of(key), _Tree(
-                    choice, anchor, key[:len(self.orders)],
-                    None if stream.served else stream.terms_of(key)))
+        self.keys.read_traits(result.roots)
+        if batch.keys is not None:
+            anchors = set(result.anchors)
+            run = _Run(stream, choice, [
+                (key, root_id) for key, root_id in batch.keys
+                if root_id in anchors and root_id not in settled])
+            if run.keys:
+                self._push(run.bound(), run)
 
     def _explain(self, chosen, walked):
         """The RankExplanation of the ``chosen`` (key, candidate, choice)
@@ -978,55 +1162,30 @@ def key_names(rank_by):
             + [str(order) for order in rank_by.orders] + ['tree', 'index'])
 
 
-def _negated(key):
-    return tuple(-term for term in key)
-
-
-class _Best:
-    """The best ``bound`` (key, candidate, choice) triples seen (all of
-    them with no bound). A request made only of sharing providers can
-    come from several trees: the one with the best key is kept."""
+class _Answer:
+    """The candidates taken, in the order of their keys (the walk gives
+    them so), ``bound`` at most (all of them with no bound). A request
+    made only of sharing providers can come from several trees: the
+    first, whose key is the best, is kept."""
 
     def __init__(self, bound):
         self.bound = bound
-        #: Max-heap of (negated key, sequence number).
-        self._heap = []
-        #: {sequence number: (key, candidate, choice)} of those kept.
-        self._kept = {}
-        #: {identity of a sharing-only request: (key, sequence number)}.
-        self._shared = {}
-        self._sequence = itertools.count()
+        #: [(key, candidate, choice)].
+        self.chosen = []
+        #: Identities of the requests made only of sharing providers.
+        self._met = set()
 
-    def add(self, key, candidate, choice, identity):
-        if self.full() and key >= self.worst():
+    def take(self, key, candidate, choice, identity):
+        if self.full():
             return
-        number = next(self._sequence)
         if identity is not None:
-            before = self._shared.get(identity)
-            if before is not None:
-                if before[0] <= key:
-                    return
-                self._kept.pop(before[1], None)
-            self._shared[identity] = (key, number)
-        self._kept[number] = (key, candidate, choice)
-        heapq.heappush(self._heap, (_negated(key), number))
-        if self.bound is not None:
-            while len(self._kept) > self.bound:
-                _negative, dropped = heapq.heappop(self._heap)
-                self._kept.pop(dropped, None)
+            if identity in self._met:
+                return
+            self._met.add(identity)
+        self.chosen.append((key, candidate, choice))
 
     def full(self):
-        return self.bound is not None and len(self._kept) >= self.bound
-
-    def worst(self):
-        """The worst key kept."""
-        heap = self._heap
-        while heap[0][1] not in self._kept:
-            heapq.heappop(heap)
-        return self._kept[heap[0][1]][0]
-
-    def in_order(self):
-        return sorted(self._kept.values(), key=lambda kept: kept[0])
+        return self.bound is not None and len(self.chosen) >= self.bound
 
 
 def _identity(candidate, sharing):

@@ -113,7 +113,10 @@ class Searcher:
             set().union(request.root_required, request.root_forbidden,
                         *(group.forbidden_traits for group in groups),
                         *(names for group in groups
-                          for names in group.required_traits)),
+                          for names in group.required_traits),
+                        # Checked by ranked_search.
+                        request.ranking.trait_names if request.ranking
+                        else ()),
             set().union(*(group.forbidden_aggregates for group in groups),
                         *(uuids for group in groups
                           for uuids in group.member_of),
