@@ -257,6 +257,15 @@ def _render(summary, shape):
     return ('%s:%s:%s' % (summary.uuid, summary.resources, shape)).encode()
 
 
+def _joined(shown, shape, render, piece=7):
+    """What ``shown`` renders, in pieces of ``piece`` bytes, joined; the
+    pieces checked."""
+    pieces = shown.rendered(shape, render, piece)
+    assert {len(made) for made in pieces[:-1]} <= {piece}
+    assert 0 < len(pieces[-1]) <= piece
+    return b''.join(pieces)
+
+
 def test_summaries_kept_rendered_follow_their_providers(monkeypatch):
     monkeypatch.setattr(kept, 'MOST_DEAD', 0.01)
     store, model = _store_of_summaries(10)
@@ -276,19 +285,19 @@ def test_summaries_kept_rendered_follow_their_providers(monkeypatch):
             for i in ids)
 
     some = summaries.Shown(store, np.array([2, 3, 4, 7]), names)
-    assert some.rendered('newest', counting) == expected([2, 3, 4, 7])
+    assert _joined(some, 'newest', counting) == expected([2, 3, 4, 7])
     assert rendered == []
     model.used[3, 0] = 5
     _read(store, model, model.providers, whole=True)
-    assert some.rendered('newest', counting) == expected([2, 3, 4, 7], {3})
+    assert _joined(some, 'newest', counting) == expected([2, 3, 4, 7], {3})
     assert rendered == [_uuid(3)]
-    assert some.rendered('newest', counting) == expected([2, 3, 4, 7], {3})
+    assert _joined(some, 'newest', counting) == expected([2, 3, 4, 7], {3})
     assert rendered == [_uuid(3)]
     # Another shape is rendered each time; names changed render again.
-    assert some.rendered('older', counting).count(b'older') == 4
+    assert _joined(some, 'older', counting).count(b'older') == 4
     assert len(rendered) == 5
     renamed = summaries.Shown(store, np.array([2]), {0: 'CPU'})
-    assert renamed.rendered('newest', counting) == _render(
+    assert _joined(renamed, 'newest', counting) == _render(
         summaries.ProviderSummary(_uuid(2), None, _uuid(2), (('CPU', 8, 0),),
                                   ('A',)), 'newest')
     # Rows dropped and renumbered by a compaction keep their members.
@@ -297,8 +306,8 @@ def test_summaries_kept_rendered_follow_their_providers(monkeypatch):
     _read(store, model, model.providers, whole=True)
     rendered.clear()
     kept_ids = [2, 3, 4, 7, 9, 10]
-    assert summaries.Shown(store, np.array(kept_ids), {0: 'CPU'}
-                           ).rendered('newest', counting) == b', '.join(
+    assert _joined(summaries.Shown(store, np.array(kept_ids), {0: 'CPU'}),
+                   'newest', counting) == b', '.join(
         _render(summaries.ProviderSummary(
             _uuid(i), None, _uuid(i), (('CPU', 8, 5 if i == 3 else 0),),
             ('A',)), 'newest') for i in kept_ids)
@@ -314,12 +323,12 @@ def test_the_arena_is_made_again_once_much_was_rendered_since(monkeypatch):
         model.used[id_, 0] = 1
     _read(store, model, model.providers, whole=True)
     shown = summaries.Shown(store, store.rows.id[store.live_rows()], names)
-    first = shown.rendered('newest', _render)
+    first = _joined(shown, 'newest', _render)
     assert first.count(b"('VCPU', 8, 1)") == 5
     # Past REMAKE_AFTER bytes rendered since, they went into the arena.
     assert store.arena.since == {}
     assert store.arena.text == first + b', '
-    assert shown.rendered('newest', _render) == first
+    assert _joined(shown, 'newest', _render) == first
 
 
 @pytest.mark.parametrize('seed', range(10))

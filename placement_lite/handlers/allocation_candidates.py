@@ -28,7 +28,7 @@ class AllocationCandidates:
         req.env[requestlog.CANDIDATES] = (len(found.allocation_requests),
                                           found.trees)
         req.env[metrics.EXPLANATION] = found.explanation
-        responses.render_json_bytes(resp, render(found, request, version))
+        responses.render_json_pieces(resp, render(found, request, version))
         dates.set_last_modified(req, resp, None)
 
 
@@ -45,26 +45,45 @@ def candidate_request(req, query_schemas):
     return engine.parse_query(pairs, version)
 
 
+#: The body of a candidates answer goes out in pieces of this many bytes,
+#: each below the size from which malloc maps memory of its own (128
+#: KiB): they come from the heap and go back to it. One body of tens of
+#: megabytes (an unbounded answer at 20,000 hosts) was mapped afresh for
+#: every answer, each of its pages faulted in, and copied twice more.
+BODY_PIECE = 64 * 1024
+
+
 def render(found, request, version):
-    """The response body for ``version``, as JSON bytes: the bytes
-    json.dumps would give (the reference's), made from the candidates'
-    fixed shape without building the body as dicts first, which costs
-    more than the output."""
+    """The response body for ``version``, as pieces of JSON bytes (see
+    BODY_PIECE) joining into the bytes json.dumps would give (the
+    reference's), made from the candidates' fixed shape without building
+    the body as dicts first, which costs more than the output."""
     shape = _Shape(
         None if version >= microversion.SUMMARIES_ALL_RESOURCES
         else request.requested_resource_classes,
         version >= microversion.CANDIDATES_REQUIRED,
         version >= microversion.NESTED_AWARE_CANDIDATES)
-    return b''.join((
-        b'{"allocation_requests": [',
-        _allocation_requests(found, version).encode(),
-        b'], "provider_summaries": {',
-        found.provider_summaries.rendered(shape, _member)
-        if len(found.provider_summaries) else b'',
-        b'}',
-        b'' if found.explanation is None else
-        b', "explain": ' + json.dumps(_explain(found.explanation)).encode(),
-        b'}'))
+    pieces = [b'{"allocation_requests": [']
+    pieces += _joined_in_pieces(_allocation_requests(found, version))
+    pieces.append(b'], "provider_summaries": {')
+    if len(found.provider_summaries):
+        pieces += found.provider_summaries.rendered(shape, _member,
+                                                    BODY_PIECE)
+    pieces.append(b'}}' if found.explanation is None else
+                  b'}, "explain": %s}' % json.dumps(
+                      _explain(found.explanation)).encode())
+    return pieces
+
+
+def _joined_in_pieces(texts):
+    """``texts`` (ASCII) joined with ', ', as bytes pieces of about
+    BODY_PIECE bytes."""
+    if not texts:
+        return []
+    per_piece = max(1, BODY_PIECE // (len(texts[0]) + 2))
+    return [', '.join(([] if at == 0 else ['']) + texts[at:at + per_piece]
+                      ).encode()
+            for at in range(0, len(texts), per_piece)]
 
 
 def _explain(explanation):
@@ -171,8 +190,9 @@ def _object(members):
 
 
 def _allocation_requests(found, version):
-    """The allocation requests, comma-separated: a list of allocations
-    before 1.12, a dict by uuid from 1.12; mappings from 1.34."""
+    """The allocation requests as JSON, one text each: a list of
+    allocations before 1.12, a dict by uuid from 1.12; mappings from
+    1.34."""
     uuids = found.uuids
     # Quoted as needed: a candidate rendered before needs none.
     quoted = _Once(lambda p: _quote(uuids[p]))
@@ -181,12 +201,12 @@ def _allocation_requests(found, version):
                                            for name, amount in items]))
     suffixes = _Once(_quote)
     if version < microversion.ALLOCATIONS_BY_PROVIDER:
-        return ', '.join(
+        return [
             '{"allocations": [%s]}' % ', '.join([
                 '{"resource_provider": {"uuid": %s}, "resources": %s}'
                 % (quoted[p], amounts[tuple(r.items())])
                 for p, r in c.allocations.items()])
-            for c in found.allocation_requests)
+            for c in found.allocation_requests]
     with_mappings = version >= microversion.GROUP_MAPPINGS
     # Candidates share their {class: amount} dicts and their mappings' sets
     # (see combine.Candidate), all alive while this runs: what one provider
@@ -222,7 +242,7 @@ def _allocation_requests(found, version):
             request = '{"allocations": {%s}}' % ', '.join(members)
         c.rendered = (with_mappings, request)
         requests.append(request)
-    return ', '.join(requests)
+    return requests
 
 
 class _Once(dict):

@@ -25,6 +25,15 @@ def render_json_bytes(resp, data):
     resp.data = data
 
 
+def render_json_pieces(resp, pieces):
+    """render() for a body made into JSON bytes in ``pieces`` (200): they
+    go out one after the other, never joined."""
+    resp.status = 200
+    resp.content_type = JSON
+    resp.stream = pieces
+    resp.content_length = sum(map(len, pieces))
+
+
 def no_content(resp):
     resp.status = 204
     resp.content_type = None

@@ -26,13 +26,24 @@ def test_json_bytes_are_the_body():
     assert resp.status == 200
 
 
+def test_json_pieces_go_out_as_they_are_with_their_whole_length():
+    resp = falcon.Response()
+    pieces = [b'{"a": ', b'[1, 2', b']}']
+    responses.render_json_pieces(resp, pieces)
+    assert resp.stream is pieces
+    assert resp.data is None
+    assert resp.content_length == '13'
+    assert resp.content_type == 'application/json'
+    assert resp.status == 200
+
+
 class _Shown(dict):
     """{provider id: summaries.ProviderSummary}, rendered as
     summaries.Shown renders what it does not keep."""
 
-    def rendered(self, shape, render):
-        return b', '.join(render(summary, shape)
-                          for summary in self.values())
+    def rendered(self, shape, render, piece):
+        return summaries.in_pieces([b', '.join(
+            render(summary, shape) for summary in self.values())], piece)
 
 
 def _summary(uuid, parent, vcpu_used, traits):
@@ -79,8 +90,35 @@ SUMMARIES_FROM_1_29 = {
         'provider_summaries': SUMMARIES_FROM_1_29}),
 ], ids=['1.10', '1.29', '1.34'])
 def test_candidates_render_as_json_dumps_would(version, expected):
-    rendered = allocation_candidates.render(FOUND, REQUEST, version)
+    rendered = b''.join(allocation_candidates.render(FOUND, REQUEST,
+                                                     version))
     assert rendered == json.dumps(expected).encode()
+
+
+def test_a_large_body_is_made_in_pieces(monkeypatch):
+    """An answer's body comes in pieces of about BODY_PIECE bytes, which
+    join into json.dumps's bytes."""
+    monkeypatch.setattr(allocation_candidates, 'BODY_PIECE', 100)
+    found = Candidates(
+        [combine.Candidate(1, {1: {'VCPU': n}}, {'': {1}})
+         for n in range(1, 41)], {1: A}, _Shown({1: _summary(
+             A, None, 3, ('HW_CPU_X86_AVX2',) * 20)}))
+    pieces = allocation_candidates.render(found, REQUEST, (1, 34))
+    assert b''.join(pieces) == json.dumps({
+        'allocation_requests': [
+            {'allocations': {A: {'resources': {'VCPU': n}}},
+             'mappings': {'': [A]}} for n in range(1, 41)],
+        'provider_summaries': {A: {
+            'resources': A_RESOURCES,
+            'traits': ['HW_CPU_X86_AVX2'] * 20,
+            'parent_provider_uuid': None, 'root_provider_uuid': A}}}
+    ).encode()
+    # One or two requests a piece (each ~90 bytes), the summary cut at
+    # 100 bytes.
+    requests = pieces[1:pieces.index(b'], "provider_summaries": {')]
+    assert len(requests) == 40
+    summary = pieces[len(requests) + 2:-1]
+    assert [len(piece) for piece in summary] == [100] * 6 + [16]
 
 
 def test_strings_are_written_as_json_dumps_writes_them():
@@ -92,13 +130,14 @@ def test_strings_are_written_as_json_dumps_writes_them():
     found = Candidates(
         [combine.Candidate(1, {1: {odd: 1}}, {'_' + odd: {1}})], {1: A},
         _Shown({1: summary}))
-    assert allocation_candidates.render(found, REQUEST, (1, 17)) == (
+    assert b''.join(allocation_candidates.render(found, REQUEST,
+                                                 (1, 17))) == (
         json.dumps({
             'allocation_requests': [{'allocations': {
                 A: {'resources': {odd: 1}}}}],
             'provider_summaries': {A: {'resources': {},
                                        'traits': [odd]}}}).encode())
-    body = allocation_candidates.render(found, REQUEST, (1, 34))
+    body = b''.join(allocation_candidates.render(found, REQUEST, (1, 34)))
     assert body == json.dumps({
         'allocation_requests': [{'allocations': {A: {'resources': {odd: 1}}},
                                  'mappings': {'_' + odd: [A]}}],

@@ -74,9 +74,10 @@ class Arena:
         self.since = {new_row[row]: member for row, member
                       in self.since.items() if row in new_row}
 
-    def members(self, rows, render):
+    def members(self, rows, render, piece):
         """The members of ``rows`` (sorted, no repeats) joined as one
-        answer shows them; ``render(row)``: one member, when not kept.
+        answer shows them, in pieces of ``piece`` bytes (see in_pieces);
+        ``render(row)``: one member, when not kept.
         Rows whose members are kept one after the other in ``text`` are
         taken as one slice (found with arrays: an answer shows thousands
         of providers in a few runs)."""
@@ -109,7 +110,7 @@ class Arena:
             parts.append(member)
         if parts:
             parts[-1] = memoryview(parts[-1])[:-len(_SEPARATOR)]
-        return b''.join(parts)
+        return in_pieces(parts, piece)
 
     def worth_remaking(self):
         return self._since_bytes > max(REMAKE_AFTER, len(self.text) // 4)
@@ -184,15 +185,17 @@ class Shown:
         return [(id_, self.summary(row))
                 for id_, row in zip(self.ids.tolist(), self.rows.tolist())]
 
-    def rendered(self, shape, render):
+    def rendered(self, shape, render, piece):
         """The members of the providers shown, joined (b', '), as
-        ``render(summary, shape)`` renders one; kept in the store's arena
-        for the shape it keeps (see render_ahead)."""
+        ``render(summary, shape)`` renders one, in pieces of ``piece``
+        bytes (see in_pieces); kept in the store's arena for the shape it
+        keeps (see render_ahead)."""
         store = self.store
         arena = store.arena
         if arena is None or arena.shape != shape:
-            return b', '.join(render(self.summary(row), shape)
-                              for row in self.rows.tolist())
+            return in_pieces([b', '.join(render(self.summary(row), shape)
+                                         for row in self.rows.tolist())],
+                             piece)
         with store.lock:
             if arena.class_names != self.class_names:
                 arena = store.arena = Arena(shape, self.class_names)
@@ -201,7 +204,7 @@ class Shown:
 
             def rendered(row):
                 return render(self.summary(row), shape)
-            members = arena.members(self.rows, rendered)
+            members = arena.members(self.rows, rendered, piece)
             if arena.worth_remaking():
                 arena.remake(store.live_rows(), rendered)
             return members
@@ -222,3 +225,26 @@ class Shown:
             store.unrendered = set()
             store.arena.remake(self.rows,
                                lambda row: render(self.summary(row), shape))
+
+
+def in_pieces(parts, piece):
+    """The bytes of ``parts`` (bytes-like, in order) as bytes pieces of
+    ``piece`` bytes (the last one shorter), a part cut where a piece
+    ends: what an answer's body sends one after the other, rather than
+    one value of tens of megabytes."""
+    pieces = []
+    group = []
+    held = 0
+    for part in parts:
+        part = memoryview(part)
+        while held + len(part) >= piece:
+            taken = piece - held
+            group.append(part[:taken])
+            pieces.append(b''.join(group))
+            group, held, part = [], 0, part[taken:]
+        if len(part):
+            group.append(part)
+            held += len(part)
+    if group:
+        pieces.append(b''.join(group))
+    return pieces
