@@ -51,26 +51,28 @@ remained (re-asks 0, failed 0).
 
 ### 5,000 compute hosts
 
-2026-11-29 10:28 UTC, commit 3b5681d (issue 49: the logs of writes);
-load average 4.5 before (a run just ended), 11.4 after.
+2026-11-29 13:10 UTC, commit 4cfa39a (issue 49: the ranked walk's
+names checked from the search's own lookups); load average 0.8 before,
+11.8 after.
 
 | variant | schedulers | placed / begun | instances/s | place p50 | p99 | candidates p50 | p99 | claim p50 | p99 | 409s | 409s / placed | re-asks | failed | server CPU / instance | database CPU / instance | checks |
 |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|
-| placement_lite, nova | 32 | 1000 / 1000 | 11.86 | 1342 ms | 7835 ms | 272 ms | 967 ms | 152 ms | 813 ms | 482 | 0.48 | 17 | 0 | 63 ms | 20 ms | ok |
-| placement_lite, claiming | 32 | 1000 / 1000 | 82.05 | 382 ms | 459 ms | - | - | 382 ms | 459 ms | 124 | 0.12 | 0 | 0 | 17 ms | 6 ms | ok |
+| placement_lite, nova | 32 | 1000 / 1000 | 13.40 | 1025 ms | 6679 ms | 182 ms | 655 ms | 114 ms | 639 ms | 314 | 0.31 | 4 | 0 | 53 ms | 18 ms | ok |
+| placement_lite, claiming | 32 | 1000 / 1000 | 94.66 | 327 ms | 426 ms | - | - | 327 ms | 425 ms | 117 | 0.12 | 0 | 0 | 15 ms | 5 ms | ok |
 
 | variant | schedulers | hosts it fits | largest memory share | ideal | one instance's | at most ideal + one | fullest host chosen | ideal |
 |---|---:|---:|---:|---:|---:|---|---:|---:|
-| placement_lite, nova | 32 | 4500 | 42.6% | 8.5% | 2.1% | **no** | 42.6% | 2.1% |
+| placement_lite, nova | 32 | 4500 | 40.4% | 8.5% | 2.1% | **no** | 40.4% | 2.1% |
 | placement_lite, claiming | 32 | 4500 | 8.5% | 8.5% | 2.1% | yes | 8.5% | 2.1% |
 
-Batches of 100 on distinct hosts: p50 646 ms (616, 647, 644, 646, 657), answered 200, 200, 200, 200, 200 (each instance on a host of its own: `tests/test_claims.py` checks it, and that a batch whose 100th does not fit writes nothing).
+Batches of 100 on distinct hosts: p50 595 ms (580, 673, 593, 595, 797), answered 200, 200, 200, 200, 200 (each instance on a host of its own: `tests/test_claims.py` checks it, and that a batch whose 100th does not fit writes nothing).
 
-Two more runs of the claiming schedulers the same day: 81.31
-instances/s, p99 474 ms, 16 + 7 ms of CPU per instance (before the log
-of what providers are); 66.82 instances/s, p99 579 ms, 21 + 7 ms (run
-right after a storm, load average rising from 1.4 to 10.2). Before issue
-49 (2026-11-28): 40.66 instances/s, p99 983 ms, 27 + 20 ms.
+Earlier runs the same day: 82.05 instances/s, p99 459 ms, 17 + 6 ms of
+CPU per instance (commit 3b5681d, the logs of writes); 81.31
+instances/s, p99 474 ms, 16 + 7 ms (before the log of what providers
+are); 66.82 instances/s, p99 579 ms, 21 + 7 ms (run right after a
+storm, load average rising from 1.4 to 10.2). Before issue 49
+(2026-11-28): 40.66 instances/s, p99 983 ms, 27 + 20 ms.
 
 ### 50,000 compute hosts
 
@@ -90,12 +92,12 @@ Batches of 100 on distinct hosts: p50 1743 ms (1743, 2166, 1405, 1299, 2524), an
 
 Against the reference's nova-pattern storm at 5,000 hosts with 32
 schedulers (0.83 instances/s, 2,100 + 225 ms of CPU per instance, above):
-99x the instances per second and 102x less server and database CPU per
-instance (22.7 ms). The time to place is what 32 schedulers waiting on
-each other give on 2 cores: each waits for the claims ahead of it (32 /
-82 per second = 0.39 s on average, the p50), so p99 stays under 500 ms
-only while the service answers over 64 claims a second: it did in two
-runs of three. A claim costs what it writes and what changed since the
+114x the instances per second and 119x less server and database CPU
+per instance (19.5 ms). The time to place is what 32 schedulers waiting
+on each other give on 2 cores: each waits for the claims ahead of it (32
+/ 95 per second = 0.34 s on average, the p50), so p99 stays under 500
+ms only while the service answers over 64 claims a second: it did in
+three runs of four. A claim costs what it writes and what changed since the
 last one, no longer what the cloud holds: the store is brought up to date
 from the providers PostgreSQL's triggers logged (migration 0007), not by
 scanning both tables (in-process, one claim after another: 34.5 ms, 17.0

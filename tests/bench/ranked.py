@@ -130,13 +130,42 @@ repetitions), 50,000 hosts:
 
 alternatives_ranked: 59 ms: 0.71x the two alone added (43 and 40 ms).
 
-Every variant is as fast as before or faster (preferred 55 -> 47 ms, the
-shared key 57 -> 52, the two alternatives 83 -> 59), but the twin gained
-more (38 -> 26 ms: all its trees' first candidates kept), so three
-ratios are above 1.5x again: what is left of them is the walk's own work
-per candidate (each candidate's key, the heap), which the twin does not
-have, and for the shared key the trees a sharing provider serves, whose
-candidates are all made (their keys differ).
+Every variant was as fast as before or faster (preferred 55 -> 47 ms,
+the shared key 57 -> 52, the two alternatives 83 -> 59), but the twin
+gained more (38 -> 26 ms: all its trees' first candidates kept), so
+three ratios were above 1.5x again. What was left of them was the
+walk's own work per tree: a heap entry for each tree searched and its
+bound, another for what it could give next, a heap of the best keys
+found, two lookups of names in the database, and for the shared key the
+trees a sharing provider serves found again from its aggregates, per
+request.
+
+Now (commit 1de83ed, 2026-11-29 12:40 UTC, 21 repetitions) the trees of
+a window wait as one run in tree order, taken one after another while
+the next is the best the walk holds; a tree whose first candidate has
+as many preferred traits as it can have waits for its second in a queue
+of the run, in the same order; a candidate goes straight into the
+answer once nothing left can beat it, so the answer is made in key
+order and no heap of the best keys is kept; the trees a sharing
+provider serves are kept with what a process derives from the database
+(until a structure write); names are checked against what the search
+looked up; preferred traits are read once per window. 50,000 hosts:
+
+| query, 50000 hosts | p50 | unranked twin | p50 | ratio (goal 1.5x) | top = brute force |
+|---|---:|---|---:|---:|---|
+| nova_flavor_ranked | 22 ms | nova_flavor | 24 ms | 0.93x | top 1000 of 180000 sorted; 1000 trees, 1000 walked |
+| nova_flavor_packed | 26 ms | nova_flavor | 24 ms | 1.09x | top 1000 of 180000 sorted; 1000 trees, 1000 walked |
+| nova_flavor_ranked_explain | 85 ms | nova_flavor_explain | 77 ms | 1.10x | top 1000 of 180000 sorted; 1000 trees, 1000 walked |
+| nova_flavor_preferred | 32 ms | nova_flavor | 24 ms | 1.34x | top 1000 of 180000 sorted; 1000 trees, 1000 walked |
+| nova_flavor_shared_key | 31 ms | nova_flavor | 24 ms | 1.30x | top 1000 of 180000 sorted; 1000 trees, 1000 walked |
+| nova_flavor_in_tree_ranked | 4 ms | nova_flavor_in_tree | 4 ms | 1.04x | top 4 of 4 sorted; 1 trees, 1 walked |
+| alternatives_ranked | 43 ms | alternative_fpga | 31 ms | 1.40x | top 1000 of 320000 sorted; 1000 trees, 1000 walked |
+
+alternatives_ranked: 43 ms: 0.59x the two alone added (38 and 36 ms).
+
+Every ranked variant is within issue 49's 1.5x of its twin at 50,000
+hosts: preferred 47 -> 32 ms, the shared key 52 -> 31, the two
+alternatives 59 -> 43, each answer still the brute-force head.
 
 The twin of `alternatives_ranked` is the unranked first alternative,
 which is what the answer holds where the trees with an FPGA are more
