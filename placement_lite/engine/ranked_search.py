@@ -55,7 +55,6 @@ import numpy as np
 from placement_lite import errors
 from placement_lite.db import candidates as db
 from placement_lite.db import cloud
-from placement_lite.db import lookups
 from placement_lite.db import snapshot
 from placement_lite.engine import combine
 from placement_lite.engine import rank_query
@@ -153,13 +152,16 @@ def ranked(conn, request, bound, tally, nested_aware=True,
     roomiest_first = by_server and nested_aware
     # Before the search reads anything (see reuse.Kept).
     made_at = cloud.of(conn.engine).clock
-    if by_server:
-        request = dataclasses.replace(request, ranking=_known_classes_only(
-            conn, request.ranking))
     alternatives = rank_query.alternative_requests(request)
     searchers = [search.Searcher(conn, alternative.request, tally)
                  for alternative in alternatives]
-    if not by_server:
+    if by_server:
+        # The server's order: classes only (what the search reads of the
+        # request's ranking is its trait names), no alternatives.
+        request = dataclasses.replace(request, ranking=_known_classes_only(
+            searchers[0].names, request.ranking))
+        alternatives = rank_query.alternative_requests(request)
+    else:
         _check_names(searchers[0].names, request.ranking)
     if bound is not None:
         first_window = first_window or max(WINDOW_MIN, math.ceil(
@@ -397,12 +399,12 @@ def _tree_batches(searcher, order, orders, asked, size, only, among=None,
         size *= 2
 
 
-def _known_classes_only(conn, rank_by):
-    """``rank_by`` without the orders of classes that do not exist."""
-    found = lookups.resource_class_ids(
-        conn, [order.resource_class for order in rank_by.orders])
+def _known_classes_only(names, rank_by):
+    """``rank_by`` without the orders of classes that do not exist, by
+    what the search looked up (search._Names ``names``)."""
     return dataclasses.replace(rank_by, orders=tuple(
-        order for order in rank_by.orders if order.resource_class in found))
+        order for order in rank_by.orders
+        if order.resource_class in names.class_ids))
 
 
 def _check_names(names, rank_by):
@@ -663,7 +665,9 @@ class _Stream:
     def bound_of(self, key, terms=None):
         """The bound of the tree whose key in the tree order is ``key``
         (``terms``: its terms_of, if known)."""
-        return (*self.head, *(terms or self.terms_of(key)), key[-1], -1)
+        if terms is None:
+            terms = self.terms_of(key)
+        return (*self.head, *terms, key[-1], -1)
 
     @property
     def bound(self):
@@ -882,16 +886,15 @@ class _Walk:
     def _take_later(self, later):
         """Walk the next tree of ``later`` (a _Later, the best in the
         walk) for its next candidate."""
+        bound = later.bound()
         terms, anchor, others = later.trees[later.at]
         later.at += 1
         if later.at < len(later.trees):
             self._push(later.bound(), later)
         else:
             later.queued = False
-        tree = _Tree.after_first(later.choice, anchor, terms, others,
-                                 later.most, later.most)
-        self._walk(tree, _key(later.choice.alternative.rank, later.most, 1,
-                              terms, anchor, 1))
+        self._walk(_Tree.after_first(later.choice, anchor, terms, others,
+                                     later.most, later.most), bound)
 
     def _walk(self, tree, bound):
         """Take what the _Tree ``tree``, best in the walk by ``bound``,
