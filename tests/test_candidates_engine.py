@@ -1,6 +1,7 @@
 """The allocation-candidates engine on worlds written straight into the
 database: exact candidate sets, and bounded work under ``limit``."""
 
+import gc
 import time
 import types
 
@@ -120,6 +121,35 @@ def test_limit_bounds_the_work(sqlite_env):
         first = [next(generated) for _ in range(50)]
     assert len(first) == 50
     assert combiner.steps < 50 * 6 * 8
+
+
+def test_an_answer_without_a_bound_is_made_as_it_is_read(sqlite_env):
+    """Without a bound the engine hands each candidate out as it makes it
+    (engine.Streamed) and keeps none it gave; what the answer reports
+    (how many, the trees, their summaries) is of every candidate read.
+    (tests/test_explain.py compares its answers with the engine's that
+    keeps every candidate.)"""
+    worlds.load_into_db(sqlite_env.db, _wide_world(4, hosts=30))
+    request = engine.parse_query([('resources', 'VCPU:1,CUSTOM_PCI:1')],
+                                 (1, 39))
+    before = _candidates_alive()
+    with engine.find_candidates(sqlite_env.db, sqlite_env.conf,
+                                request) as found:
+        assert isinstance(found, engine.Streamed)
+        for index, candidate in enumerate(found.allocation_requests):
+            if index == 60:
+                del candidate
+                # The one being handed out, in the engine's generators.
+                assert _candidates_alive() == before + 1
+        summaries = found.provider_summaries
+    assert found.count == 30 * 4
+    assert found.trees == 30
+    assert len(summaries) == 30 * 5
+
+
+def _candidates_alive():
+    return sum(isinstance(alive, combine.Candidate)
+               for alive in gc.get_objects())
 
 
 def test_impossible_wide_request_is_cut_early(sqlite_env):

@@ -252,11 +252,11 @@ def _ranked(env, ids, pairs, limit):
     request = engine.parse_query(
         pairs + ([('limit', str(limit))] if limit else []), RANKED)
     request = dataclasses.replace(request, explain=True)
-    found = engine.find_candidates(env.db, env.conf, request)
-    answer = [({names[p]: dict(r) for p, r in c.allocations.items()},
-               {s: sorted(names[p] for p in ps)
-                for s, ps in c.mappings.items()})
-              for c in found.allocation_requests]
+    with engine.find_candidates(env.db, env.conf, request) as found:
+        answer = [({names[p]: dict(r) for p, r in c.allocations.items()},
+                   {s: sorted(names[p] for p in ps)
+                    for s, ps in c.mappings.items()})
+                  for c in found.allocation_requests]
     return answer, found.explanation.ranking
 
 
@@ -367,8 +367,10 @@ def test_server_order_equals_brute_force(backend, world, query, order):
             patch.setattr(dispersion, 'next_offset', recorded)
             for _request in range(3):
                 try:
-                    found = engine.find_candidates(
-                        env.db, env.conf, request, nested_aware=nested_aware)
+                    with engine.find_candidates(
+                            env.db, env.conf, request,
+                            nested_aware=nested_aware) as found:
+                        chosen = list(found.allocation_requests)
                 except errors.BadRequest:
                     return
                 left_out = offsets[-1] if most and not shared_key else 0
@@ -381,7 +383,7 @@ def test_server_order_equals_brute_force(backend, world, query, order):
                           for p, r in c.allocations.items()},
                          {s: sorted(names[p] for p in ps)
                           for s, ps in c.mappings.items()})
-                        for c in found.allocation_requests] == [
+                        for c in chosen] == [
                     (a, m) for _key, a, m in expected]
         assert len(offsets) == (3 if most else 0)
     finally:

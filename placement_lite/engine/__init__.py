@@ -17,6 +17,7 @@ and the summaries of the trees the returned requests touch. With
 not only the output.
 """
 
+import contextlib
 import dataclasses
 import itertools
 import math
@@ -53,6 +54,52 @@ class Candidates:
     #: explain.Explanation, with explain.
     explanation: explain.Explanation = None
 
+    @property
+    def count(self):
+        return len(self.allocation_requests)
+
+
+class Streamed:
+    """The Candidates of an answer without a bound, its allocation
+    requests made as they are read, once, inside find_candidates' context
+    (same_subtree may read parents on the way): an answer of tens of
+    thousands of candidates never holds them all, and a candidate's
+    memory is used again by the next. provider_summaries shows the trees
+    they touched, once they are all read."""
+
+    explanation = None
+
+    def __init__(self, result, generated):
+        """``generated``: the candidates of ``result`` (a
+        search.SearchResult), lazily."""
+        self._result = result
+        self._generated = generated
+        roots = result.roots
+        #: {provider id: uuid} of every provider a candidate may name: of
+        #: the trees where every group can be served, and of the sharing
+        #: providers (see combine.Combiner._ensure_parents).
+        self.uuids = result.snapshot.summaries(set(result.anchors) | {
+            roots[p] for p in result.sharing}).uuids()
+        self.trees = len(set(roots.values()))
+        #: How many candidates were read.
+        self.count = 0
+        #: The providers giving resources in the candidates read.
+        self._giving = set()
+
+    @property
+    def allocation_requests(self):
+        giving = self._giving
+        for candidate in self._generated:
+            self.count += 1
+            giving.update(candidate.allocations)
+            yield candidate
+
+    @property
+    def provider_summaries(self):
+        roots = self._result.roots
+        return self._result.snapshot.summaries(
+            {roots[p] for p in self._giving})
+
 
 EMPTY = Candidates([], {}, {})
 #: The fewest trees a window searches (see _windows).
@@ -68,8 +115,10 @@ SHAPES_KEPT = 512
 _TREES_PER_ANCHOR = weakref.WeakKeyDictionary()
 
 
+@contextlib.contextmanager
 def find_candidates(database, conf, request, nested_aware=True):
-    """The allocation candidates for ``request`` (a CandidateRequest).
+    """The allocation candidates for ``request`` (a CandidateRequest), as
+    a context: the answer (Candidates, or Streamed) is read inside it.
 
     ``nested_aware`` is False before microversion 1.29: requests taking
     resources from two providers of one tree are then left out, and
@@ -85,6 +134,9 @@ def find_candidates(database, conf, request, nested_aware=True):
 
     With ``request.explain`` the answer carries an explain.Explanation;
     explain=<uuid> searches that provider's tree as the only window.
+
+    An answer without a bound, in strategy order, is made as it is read
+    (see Streamed).
     """
     placement = conf.placement
     bound = _bound(request.limit, placement.max_allocation_candidates)
@@ -93,14 +145,16 @@ def find_candidates(database, conf, request, nested_aware=True):
         None)
     shuffle = rng.shuffle if rng else None
     if request.ranking is not None:
-        return _ranked(database, request, bound, nested_aware)
+        yield _ranked(database, request, bound, nested_aware)
+        return
     server_order = rank_query.server_order(
         placement.allocation_candidates_rank_by)
     if server_order is not None and bound is not None:
-        return _ranked(database, dataclasses.replace(
+        yield _ranked(database, dataclasses.replace(
             request, ranking=server_order), bound, nested_aware,
             by_server=True, dispersed=_Dispersion(placement)
             if placement.allocation_candidates_dispersion else None)
+        return
     spread = bound is not None and nested_aware
     tally = explain.Tally(request) if request.explain else (
         explain.NOT_TALLIED)
@@ -123,6 +177,10 @@ def find_candidates(database, conf, request, nested_aware=True):
             searched = _searched(searcher, request, windows, nested_aware,
                                  shuffle, tally, counted,
                                  roomiest_first=spread)
+            if bound is None and nested_aware and not (
+                    shuffle or tally.active):
+                yield _streamed(searcher, searched, strategy)
+                return
             if spread:
                 chosen, roots = _spread(searched, bound, strategy, kept)
                 shown = None
@@ -144,7 +202,7 @@ def find_candidates(database, conf, request, nested_aware=True):
                                     shown, request)
     if tally.active:
         found = dataclasses.replace(found, explanation=tally.report())
-    return found
+    yield found
 
 
 def warm_caches(database, rank_by=None):
@@ -229,6 +287,18 @@ def _spread(searched, bound, strategy, kept=None):
                 if len(trees) == bound:
                     return _more_from_each_tree(trees, bound, strategy), roots
     return _more_from_each_tree(trees, bound, strategy), roots
+
+
+def _streamed(searcher, searched, strategy):
+    """The Streamed answer of ``searched`` (the whole cloud as one window,
+    searched here), or EMPTY."""
+    result, combiner = next(searched, (None, None))
+    if not searcher.all_groups_reached:
+        searcher.check_unreached_names()
+        return EMPTY
+    if result is None:
+        return EMPTY
+    return Streamed(result, combiner.generate(strategy))
 
 
 def _in_strategy_order(conn, searched, bound, strategy, nested_aware):

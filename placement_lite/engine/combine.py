@@ -112,6 +112,8 @@ class Combiner:
             self._lone_group_takes = [
                 {result.class_names[rc_id]: amount}
                 for rc_id, amount in groups[0].amounts.items()]
+            #: {(id of a dict given, id of another): the two joined}.
+            self._joined = {}
         spread = next((group for group in groups if group.spread), None)
         #: The rules a request meets, in explain's order.
         self.rules = tuple(
@@ -270,12 +272,23 @@ class Combiner:
             allocations = {}
             for provider, take in zip(chosen, takes):
                 held = allocations.get(provider)
-                allocations[provider] = take if held is None else {
-                    **held, **take}
+                allocations[provider] = take if held is None else (
+                    self._joined_takes(held, take))
             candidate = self.candidate(anchor, allocations,
                                        {'': set(chosen)}, chosen, seen)
             if candidate is not None:
                 yield candidate
+
+    def _joined_takes(self, held, take):
+        """{**held, **take}: what one provider gives in several slots of
+        the lone group, one dict for every request giving the same (see
+        Candidate.allocations)."""
+        key = (id(held), id(take))
+        joined = self._joined.get(key)
+        if joined is None:
+            # Kept with the two: their ids stay theirs.
+            joined = self._joined[key] = ({**held, **take}, held, take)
+        return joined[0]
 
     def candidate(self, anchor, allocations, mappings, chosen, seen):
         """The Candidate, or None when it is in ``seen``: only requests

@@ -74,7 +74,7 @@ class GroupChoices:
 @dataclasses.dataclass
 class SearchResult:
     groups: list
-    #: {rc id: {provider id: reads.Capacity}}
+    #: {rc id: {provider id: reads.Capacity}} (a _ByClass)
     capacities: dict
     #: {provider id: root id} for every provider offered.
     roots: dict
@@ -88,6 +88,21 @@ class SearchResult:
 
     def root_of(self, provider_id):
         return self.roots[provider_id]
+
+
+class _ByClass(dict):
+    """{rc id: {provider id: reads.Capacity}} of the classes searched, from
+    their Holdings ({rc id: Holdings}), each made when first asked: the
+    combination looks providers up one by one (plain dicts), and a
+    request of the unsuffixed group alone asks for none."""
+
+    def __init__(self, holdings):
+        super().__init__()
+        self._holdings = holdings
+
+    def __missing__(self, rc_id):
+        by_id = self[rc_id] = self._holdings[rc_id].by_id()
+        return by_id
 
 
 class Searcher:
@@ -263,9 +278,7 @@ class Searcher:
             roots.update(searcher.resourceless_roots)
         anchors = set.intersection(*(set(g.by_anchor) for g in groups))
         self.tally.all_groups(anchors)
-        # The combination looks providers up one by one: plain dicts.
-        return SearchResult(groups, {rc_id: held.by_id() for rc_id, held
-                                     in capacities.items()}, roots,
+        return SearchResult(groups, _ByClass(capacities), roots,
                             in_window.sharing_among(roots),
                             self.names.class_names, sorted(anchors),
                             self.snapshot)

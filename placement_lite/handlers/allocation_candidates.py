@@ -22,13 +22,14 @@ class AllocationCandidates:
         req.placement.can('placement:allocation_candidates:list')
         version = microversion.of(req)
         request = candidate_request(req, schema.QUERY)
-        found = engine.find_candidates(
-            req.placement.db, req.placement.conf, request,
-            nested_aware=version >= microversion.NESTED_AWARE_CANDIDATES)
-        req.env[requestlog.CANDIDATES] = (len(found.allocation_requests),
-                                          found.trees)
+        with engine.find_candidates(
+                req.placement.db, req.placement.conf, request,
+                nested_aware=version >= microversion.NESTED_AWARE_CANDIDATES
+        ) as found:
+            body = render(found, request, version)
+        req.env[requestlog.CANDIDATES] = (found.count, found.trees)
         req.env[metrics.EXPLANATION] = found.explanation
-        responses.render_json_pieces(resp, render(found, request, version))
+        responses.render_json_pieces(resp, body)
         dates.set_last_modified(req, resp, None)
 
 
@@ -57,7 +58,9 @@ def render(found, request, version):
     """The response body for ``version``, as pieces of JSON bytes (see
     BODY_PIECE) joining into the bytes json.dumps would give (the
     reference's), made from the candidates' fixed shape without building
-    the body as dicts first, which costs more than the output."""
+    the body as dicts first, which costs more than the output. The
+    candidates are read once, in order, before the summaries (an
+    engine.Streamed answer makes them as they are read)."""
     shape = _Shape(
         None if version >= microversion.SUMMARIES_ALL_RESOURCES
         else request.requested_resource_classes,
@@ -66,9 +69,9 @@ def render(found, request, version):
     pieces = [b'{"allocation_requests": [']
     pieces += _joined_in_pieces(_allocation_requests(found, version))
     pieces.append(b'], "provider_summaries": {')
-    if len(found.provider_summaries):
-        pieces += found.provider_summaries.rendered(shape, _member,
-                                                    BODY_PIECE)
+    summaries = found.provider_summaries
+    if len(summaries):
+        pieces += summaries.rendered(shape, _member, BODY_PIECE)
     pieces.append(b'}}' if found.explanation is None else
                   b'}, "explain": %s}' % json.dumps(
                       _explain(found.explanation)).encode())
@@ -76,14 +79,26 @@ def render(found, request, version):
 
 
 def _joined_in_pieces(texts):
-    """``texts`` (ASCII) joined with ', ', as bytes pieces of about
-    BODY_PIECE bytes."""
-    if not texts:
-        return []
-    per_piece = max(1, BODY_PIECE // (len(texts[0]) + 2))
-    return [', '.join(([] if at == 0 else ['']) + texts[at:at + per_piece]
-                      ).encode()
-            for at in range(0, len(texts), per_piece)]
+    """``texts`` (ASCII, an iterable read once) joined with ', ', as bytes
+    pieces of about BODY_PIECE bytes."""
+    pieces = []
+    held = []
+    size = 0
+    for text in texts:
+        held.append(text)
+        size += len(text) + 2
+        if size >= BODY_PIECE:
+            pieces.append(_piece(held, pieces))
+            held = []
+            size = 0
+    if held:
+        pieces.append(_piece(held, pieces))
+    return pieces
+
+
+def _piece(texts, before):
+    """``texts`` joined, as the piece after the pieces ``before``."""
+    return ', '.join(texts if not before else [''] + texts).encode()
 
 
 def _explain(explanation):
@@ -189,8 +204,14 @@ def _object(members):
     return '{%s}' % ', '.join(members)
 
 
+#: The most entries the caches of what one provider gives, and of one
+#: group's providers, hold before they are emptied (see
+#: _allocation_requests).
+RENDERED_KEPT = 4096
+
+
 def _allocation_requests(found, version):
-    """The allocation requests as JSON, one text each: a list of
+    """The allocation requests as JSON, one text each, lazily: a list of
     allocations before 1.12, a dict by uuid from 1.12; mappings from
     1.34."""
     uuids = found.uuids
@@ -201,48 +222,60 @@ def _allocation_requests(found, version):
                                            for name, amount in items]))
     suffixes = _Once(_quote)
     if version < microversion.ALLOCATIONS_BY_PROVIDER:
-        return [
-            '{"allocations": [%s]}' % ', '.join([
+        for c in found.allocation_requests:
+            yield '{"allocations": [%s]}' % ', '.join([
                 '{"resource_provider": {"uuid": %s}, "resources": %s}'
                 % (quoted[p], amounts[tuple(r.items())])
                 for p, r in c.allocations.items()])
-            for c in found.allocation_requests]
+        return
     with_mappings = version >= microversion.GROUP_MAPPINGS
     # Candidates share their {class: amount} dicts and their mappings' sets
-    # (see combine.Candidate), all alive while this runs: what one provider
-    # gives is written once per dict, a group's providers once per set.
+    # (see combine.Candidate): what one provider gives is written once per
+    # dict, a group's providers once per set, while the text is kept. The
+    # texts are kept by the id of the dict or set, with it (a candidate
+    # read may be gone, its ids given to others), for the last
+    # RENDERED_KEPT: candidates sharing them come one after the other, and
+    # an answer made as it is read does not keep them all.
     given = {}
     mapped = {}
-    requests = []
     # Quoted uuids sort as the uuids do (nothing in a uuid is escaped).
     quote = quoted.__getitem__
     for c in found.allocation_requests:
         rendered = c.rendered
         if rendered is not None and rendered[0] is with_mappings:
-            requests.append(rendered[1])
+            yield rendered[1]
             continue
+        if len(given) > RENDERED_KEPT:
+            given.clear()
         members = []
         for p, r in c.allocations.items():
             member = given.get((p, id(r)))
             if member is None:
-                member = given[p, id(r)] = '%s: {"resources": %s}' % (
+                member = '%s: {"resources": %s}' % (
                     quoted[p], amounts[tuple(r.items())])
+                given[p, id(r)] = (member, r)
+            else:
+                member = member[0]
             members.append(member)
         if with_mappings:
+            if len(mapped) > RENDERED_KEPT:
+                mapped.clear()
             groups = []
             for suffix, ps in c.mappings.items():
                 group = mapped.get((suffix, id(ps)))
                 if group is None:
-                    group = mapped[suffix, id(ps)] = '%s: [%s]' % (
-                        suffixes[suffix], ', '.join(sorted(map(quote, ps))))
+                    group = '%s: [%s]' % (suffixes[suffix], ', '.join(
+                        sorted(map(quote, ps))))
+                    mapped[suffix, id(ps)] = (group, ps)
+                else:
+                    group = group[0]
                 groups.append(group)
             request = '{"allocations": {%s}, "mappings": {%s}}' % (
                 ', '.join(members), ', '.join(groups))
         else:
             request = '{"allocations": {%s}}' % ', '.join(members)
         c.rendered = (with_mappings, request)
-        requests.append(request)
-    return requests
+        yield request
 
 
 class _Once(dict):
