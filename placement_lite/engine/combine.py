@@ -364,6 +364,12 @@ class _Plan:
                     self.asked_together[rc_id] += amount
         #: Per slot, {provider: _Gift}.
         self.gifts = [{} for _slot in slots]
+        #: Per slot, what each provider gives in it ({class name: amount};
+        #: None in a slot of a resourceless group): one dict for all.
+        self.slot_amounts = [
+            {self.class_names[rc_id]: amount
+             for rc_id, amount in slot.amounts.items()}
+            if slot.amounts else None for slot in slots]
         #: {(id of a dict of a provider's amounts, id of another): the two
         #: added up}: a provider giving in several slots.
         self._sums = {}
@@ -403,7 +409,6 @@ class _Plan:
         gift = self.gifts[index].get(provider)
         if gift is None:
             capacities = self.capacities
-            names = self.class_names
             checked = []
             for rc_id, amount in slot.amounts.items():
                 together = self.asked_together.get(rc_id)
@@ -418,9 +423,7 @@ class _Plan:
             if alone is None:
                 alone = self._alone[provider] = {provider}
             gift = self.gifts[index][provider] = _Gift(
-                {names[rc_id]: amount
-                 for rc_id, amount in slot.amounts.items()}
-                if slot.amounts else None, tuple(checked), alone)
+                self.slot_amounts[index], tuple(checked), alone)
         return gift
 
     def sum(self, held, given):

@@ -34,6 +34,7 @@ import functools
 from placement_lite import errors
 from placement_lite.db import candidates as db
 from placement_lite.db import snapshot
+from placement_lite.db.cloud import holdings
 from placement_lite.engine import explain
 
 Step = explain.Step
@@ -96,12 +97,12 @@ class _ByClass(dict):
     combination looks providers up one by one (plain dicts), and a
     request of the unsuffixed group alone asks for none."""
 
-    def __init__(self, holdings):
+    def __init__(self, held_by_class):
         super().__init__()
-        self._holdings = holdings
+        self._held_by_class = held_by_class
 
     def __missing__(self, rc_id):
-        by_id = self[rc_id] = self._holdings[rc_id].by_id()
+        by_id = self[rc_id] = self._held_by_class[rc_id].by_id()
         return by_id
 
 
@@ -259,7 +260,8 @@ class Searcher:
         self.tally.searching(window)
         in_window = _InWindow(self.names, self.snapshot, window, self.tally)
         capacities = {}
-        roots = {}
+        held = []
+        resourceless_roots = {}
         groups = []
         for index, searcher in enumerate(self._groups):
             self.groups_reached = max(self.groups_reached, index + 1)
@@ -274,8 +276,10 @@ class Searcher:
             for rc_id, capable in searcher.by_class.items():
                 capacities[rc_id] = (capacities[rc_id].union(capable)
                                      if rc_id in capacities else capable)
-                roots.update(capable.pairs())
-            roots.update(searcher.resourceless_roots)
+                held.append(capable)
+            resourceless_roots.update(searcher.resourceless_roots)
+        roots = holdings.roots_by_id(held)
+        roots.update(resourceless_roots)
         anchors = set.intersection(*(set(g.by_anchor) for g in groups))
         self.tally.all_groups(anchors)
         return SearchResult(groups, _ByClass(capacities), roots,

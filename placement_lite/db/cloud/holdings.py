@@ -23,6 +23,16 @@ def _new_capacity(values):
 _NO_SLOTS = np.zeros(0, np.int32)
 
 
+def roots_by_id(holdings):
+    """{provider id: root id} of the holders of each of ``holdings`` (a
+    list of Holdings), made in one pass over their arrays."""
+    if not holdings:
+        return {}
+    return dict(zip(np.concatenate([held.ids for held in holdings]).tolist(),
+                    np.concatenate([held.roots for held in holdings]
+                                   ).tolist()))
+
+
 class Holdings(collections.abc.Mapping):
     """{provider id: reads.Capacity} of some holders of one class."""
 
