@@ -204,9 +204,8 @@ def _object(members):
     return '{%s}' % ', '.join(members)
 
 
-#: The most entries the caches of what one provider gives, and of one
-#: group's providers, hold before they are emptied (see
-#: _allocation_requests).
+#: The most texts the renderer keeps of what providers give, and of
+#: groups' providers, before it forgets them (see _allocation_requests).
 RENDERED_KEPT = 4096
 
 
@@ -230,12 +229,13 @@ def _allocation_requests(found, version):
         return
     with_mappings = version >= microversion.GROUP_MAPPINGS
     # Candidates share their {class: amount} dicts and their mappings' sets
-    # (see combine.Candidate): what one provider gives is written once per
-    # dict, a group's providers once per set, while the text is kept. The
-    # texts are kept by the id of the dict or set, with it (a candidate
-    # read may be gone, its ids given to others), for the last
-    # RENDERED_KEPT: candidates sharing them come one after the other, and
-    # an answer made as it is read does not keep them all.
+    # (see combine.Candidate), and those sharing them come one after the
+    # other: what a provider gives is written again only when its dict is
+    # not the one it gave last ({provider: (text, dict)}), a group's
+    # providers once per set ({(suffix, id of the set): (text, set)}).
+    # Each text is kept with its dict or set (a candidate read may be
+    # gone, its ids given to others), the last RENDERED_KEPT only: an
+    # answer made as it is read does not keep them all.
     given = {}
     mapped = {}
     # Quoted uuids sort as the uuids do (nothing in a uuid is escaped).
@@ -249,14 +249,11 @@ def _allocation_requests(found, version):
             given.clear()
         members = []
         for p, r in c.allocations.items():
-            member = given.get((p, id(r)))
-            if member is None:
-                member = '%s: {"resources": %s}' % (
-                    quoted[p], amounts[tuple(r.items())])
-                given[p, id(r)] = (member, r)
-            else:
-                member = member[0]
-            members.append(member)
+            member = given.get(p)
+            if member is None or member[1] is not r:
+                member = given[p] = ('%s: {"resources": %s}' % (
+                    quoted[p], amounts[tuple(r.items())]), r)
+            members.append(member[0])
         if with_mappings:
             if len(mapped) > RENDERED_KEPT:
                 mapped.clear()
@@ -264,12 +261,10 @@ def _allocation_requests(found, version):
             for suffix, ps in c.mappings.items():
                 group = mapped.get((suffix, id(ps)))
                 if group is None:
-                    group = '%s: [%s]' % (suffixes[suffix], ', '.join(
-                        sorted(map(quote, ps))))
-                    mapped[suffix, id(ps)] = (group, ps)
-                else:
-                    group = group[0]
-                groups.append(group)
+                    group = mapped[suffix, id(ps)] = ('%s: [%s]' % (
+                        suffixes[suffix], ', '.join(sorted(map(quote, ps)))),
+                        ps)
+                groups.append(group[0])
             request = '{"allocations": {%s}, "mappings": {%s}}' % (
                 ', '.join(members), ', '.join(groups))
         else:

@@ -150,17 +150,18 @@ def test_strings_are_written_as_json_dumps_writes_them():
 def test_candidates_read_once_and_gone_render_as_they_are():
     """Candidates made as the answer is read (engine.Streamed) are gone
     once rendered, and the dicts and sets of the next take their ids: what
-    the renderer keeps by id keeps them too, so a new dict is never taken
-    for the one rendered before."""
+    the renderer keeps by id keeps them too, so a new dict or set is never
+    taken for one rendered before."""
+    uuids = {n: '%08d-0000-4000-8000-000000000000' % n for n in range(1, 41)}
+
     def made_as_read():
-        for n in range(1, 41):
-            yield combine.Candidate(n, {1 + n % 2: {'VCPU': n}},
-                                    {'': {1 + n % 2}})
+        for n in uuids:
+            yield combine.Candidate(n, {n: {'VCPU': n}}, {'': {n}})
 
     found = types.SimpleNamespace(
-        allocation_requests=made_as_read(), uuids={1: A, 2: B},
+        allocation_requests=made_as_read(), uuids=uuids,
         provider_summaries=_Shown(), explanation=None)
     body = b''.join(allocation_candidates.render(found, REQUEST, (1, 34)))
     assert json.loads(body)['allocation_requests'] == [
-        {'allocations': {[A, B][n % 2]: {'resources': {'VCPU': n}}},
-         'mappings': {'': [[A, B][n % 2]]}} for n in range(1, 41)]
+        {'allocations': {uuid: {'resources': {'VCPU': n}}},
+         'mappings': {'': [uuid]}} for n, uuid in uuids.items()]
