@@ -18,6 +18,7 @@ from tests import harness
 from tests.bench import __main__ as bench
 from tests.bench import builder
 from tests.bench import cloud as bench_cloud
+from tests.bench import growth
 from tests.bench import mixed_fleet
 from tests.bench import queries as bench_queries
 from tests.bench import restart as bench_restart
@@ -693,3 +694,37 @@ def test_the_chart_of_each_query_per_cloud_size(tmp_path):
     scaling.queries_chart(reports, str(chart))
 
     assert chart.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+
+
+class _Recorded:
+    """A client of one cloud size: answers in the seconds given, in turn,
+    and notes each request's size in ``order``."""
+
+    def __init__(self, size, seconds, order):
+        self.size, self.seconds, self.order = size, seconds, order
+
+    def fetch(self, method, path, version='1.39', timeout=None):
+        self.order.append(self.size)
+        return 200, b'{}', self.seconds.pop(0)
+
+
+def test_growth_times_the_sizes_in_turns_and_tables_the_ratio():
+    order = []
+    query = bench_queries.Query('simple', 'a query', ())
+    p50s = growth.timed_in_turns(
+        {5000: _Recorded(5000, [9.0, 1.0, 3.0, 2.0], order),
+         20000: _Recorded(20000, [9.0, 4.0, 12.0, 8.0], order)},
+        {5000: query, 20000: query}, 3)
+    # One warm-up each, not timed, then one request of each size in turn.
+    assert order == [5000, 20000] * 4
+    assert p50s == {5000: 2.0, 20000: 8.0}
+    assert growth.table([5000, 20000], {'simple': p50s}) == (
+        '| query | 5,000 hosts | 20,000 hosts | growth, 4.0x the hosts |\n'
+        '|---|---:|---:|---:|\n'
+        '| simple | 2000.0 ms | 8000.0 ms | 4.00x |')
+
+
+def test_growth_times_the_candidates_queries_without_a_limit():
+    assert sorted(growth.unbounded(bench_cloud.build(20))) == [
+        'in_tree', 'isolate_all', 'member_of', 'member_of_100', 'none_fits',
+        'required_traits', 'root_required', 'sharing', 'simple']
