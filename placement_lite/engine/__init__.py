@@ -74,13 +74,9 @@ class Streamed:
         search.SearchResult), lazily."""
         self._result = result
         self._generated = generated
-        roots = result.roots
-        #: {provider id: uuid} of every provider a candidate may name: of
-        #: the trees where every group can be served, and of the sharing
-        #: providers (see combine.Combiner._ensure_parents).
-        self.uuids = result.snapshot.summaries(set(result.anchors) | {
-            roots[p] for p in result.sharing}).uuids()
-        self.trees = len(set(roots.values()))
+        #: {provider id: uuid} of every provider a candidate may name.
+        self.uuids = result.snapshot.summaries(result.trees_named()).uuids()
+        self.trees = len(set(result.roots.values()))
         #: How many candidates were read.
         self.count = 0
         #: The providers giving resources in the candidates read.

@@ -200,11 +200,7 @@ class Combiner:
         search was windowed)."""
         if self._parents is not None:
             return
-        result = self.result
-        # A provider offered under an anchor is of the anchor's tree, or
-        # shares its inventory.
-        self._parents = self._parents_of_trees(
-            set(result.anchors) | {result.root_of(p) for p in result.sharing})
+        self._parents = self._parents_of_trees(self.result.trees_named())
 
     def for_anchor(self, anchor, every=False):
         """Lazily yield every allocation request under ``anchor``; with

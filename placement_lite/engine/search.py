@@ -90,6 +90,12 @@ class SearchResult:
     def root_of(self, provider_id):
         return self.roots[provider_id]
 
+    def trees_named(self):
+        """The roots of the trees whose providers a candidate may name: a
+        provider offered under an anchor is of the anchor's tree, or
+        shares its inventory."""
+        return set(self.anchors) | {self.roots[p] for p in self.sharing}
+
 
 class _ByClass(dict):
     """{rc id: {provider id: reads.Capacity}} of the classes searched, from
