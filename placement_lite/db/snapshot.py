@@ -321,15 +321,21 @@ class Snapshot:
         names = self.store.trait_sets
         return dict(zip(ids.tolist(), [names[at] for at in sets.tolist()]))
 
+    def trait_name_sets(self, provider_ids):
+        """(``provider_ids`` as an array, the distinct sets of trait names
+        they have, the index in those of each one's set) of providers
+        read (reads nothing)."""
+        ids, sets = self._trait_sets(provider_ids)
+        found, at = np.unique(sets, return_inverse=True)
+        names = self.store.trait_sets
+        return ids, [names[index] for index in found.tolist()], at
+
     def with_traits(self, provider_ids, test):
         """Those of ``provider_ids`` (providers read) whose trait names
         pass ``test(names)``: asked once per set of names they have, not
         per provider."""
-        ids, sets = self._trait_sets(provider_ids)
-        found, at = np.unique(sets, return_inverse=True)
-        names = self.store.trait_sets
-        passed = np.array([bool(test(names[index]))
-                           for index in found.tolist()], bool)
+        ids, name_sets, at = self.trait_name_sets(provider_ids)
+        passed = np.array([bool(test(names)) for names in name_sets], bool)
         return set(ids[passed[at]].tolist()) if len(ids) else set()
 
     def _trait_sets(self, provider_ids):

@@ -155,11 +155,6 @@ class Tally:
         """``providers`` (a collection of ids) passed ``step``."""
         self._keep(suffix, step, PROVIDERS, providers)
 
-    def kept_pairs(self, suffix, step, pairs):
-        """The providers of (provider, anchor) ``pairs`` passed ``step``."""
-        self._keep(suffix, step, PROVIDERS,
-                   {provider for provider, _anchor in pairs})
-
     def kept_trees(self, suffix, step, anchors):
         self._keep(suffix, step, TREES, anchors)
 
@@ -324,9 +319,6 @@ class _NotTallied:
         pass
 
     def kept(self, suffix, step, providers):
-        pass
-
-    def kept_pairs(self, suffix, step, pairs):
         pass
 
     def kept_trees(self, suffix, step, anchors):

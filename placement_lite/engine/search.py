@@ -30,6 +30,10 @@ without explain).
 
 import dataclasses
 import functools
+import itertools
+import typing
+
+import numpy as np
 
 from placement_lite import errors
 from placement_lite.db import candidates as db
@@ -442,22 +446,36 @@ class _InWindow:
         return {p: known.get(p, set()) for p in provider_ids}
 
     def with_allowed_anchors(self, pairs):
-        """The (provider, anchor) ``pairs`` whose anchor is in the window
-        and allowed by root_required. (Comprehensions: a call per pair
-        costs more than the test.)"""
+        """The (provider, anchor) ``pairs`` whose anchor is allowed (see
+        allowed)."""
+        if not pairs:
+            return pairs
+        return list(itertools.compress(pairs, self.allowed(np.fromiter(
+            (a for _p, a in pairs), np.int64, len(pairs))).tolist()))
+
+    def allowed(self, anchors):
+        """Which of ``anchors`` (an array of root ids) are in the window
+        and allowed by root_required (a boolean array)."""
+        kept = np.ones(len(anchors), bool)
         window = self.window
         if window is not None:
-            first, last = window.first, window.last
-            pairs = [(p, a) for p, a in pairs if first <= a <= last]
+            kept &= (window.first <= anchors) & (anchors <= window.last)
             if window.roots is not None:
-                pairs = [(p, a) for p, a in pairs if a in window.roots]
+                kept &= np.isin(anchors, _array(window.roots))
+        if self._allowed_anchors is not None:
+            kept &= np.isin(anchors, self._allowed_anchors)
+        if len(self._excluded_anchors):
+            kept &= ~np.isin(anchors, self._excluded_anchors)
+        return kept
+
+    @functools.cached_property
+    def _allowed_anchors(self):
         allowed = self.names.allowed_anchors
-        if allowed is not None:
-            pairs = [(p, a) for p, a in pairs if a in allowed]
-        excluded = self.names.excluded_anchors
-        if excluded:
-            pairs = [(p, a) for p, a in pairs if a not in excluded]
-        return pairs
+        return None if allowed is None else _array(allowed)
+
+    @functools.cached_property
+    def _excluded_anchors(self):
+        return _array(self.names.excluded_anchors)
 
 
 def _allowed_anchors(conn, request, known, tally):
@@ -755,90 +773,132 @@ class _GroupSearch:
         return self._resourceless
 
     def _spread_choices(self, filters, pairs_by_class, tally, read):
-        """({anchor: {rc id: [provider ids]}} from each class's (provider,
-        anchor) pairs, for the anchors where every class has a provider
-        and the providers could together have the required traits; and
-        {provider id: its trait ids among the required ones})."""
-        common = set.intersection(*({anchor for _p, anchor in pairs}
-                                    for pairs in pairs_by_class.values()))
-        tally.kept_trees('', Step('trees'), common)
-        by_anchor = {anchor: {} for anchor in sorted(common)}
+        """({anchor: {rc id: [provider ids]}} from each class's _Pairs, for
+        the anchors where every class has a provider and the providers
+        could together have the required traits; and {provider id: its
+        trait ids among the required ones})."""
+        first, *others = [pairs.anchors for pairs in pairs_by_class.values()]
+        common = functools.reduce(np.intersect1d, others, np.unique(first))
+        if tally.active:
+            tally.kept_trees('', Step('trees'), set(common.tolist()))
+        in_order = common.tolist()
+        by_anchor = {anchor: {} for anchor in in_order}
+        kept_pairs = []
         for rc_id, pairs in pairs_by_class.items():
-            for provider_id, anchor in sorted(
-                    pair for pair in pairs if pair[1] in common):
-                by_anchor[anchor].setdefault(rc_id, []).append(provider_id)
-        if not (filters.required and common):
+            kept = np.isin(pairs.anchors, common)
+            providers, anchors = pairs.providers[kept], pairs.anchors[kept]
+            kept_pairs.append((providers, anchors))
+            # By anchor, then provider: each anchor of ``common`` has a run.
+            order = np.lexsort((providers, anchors))
+            ends = np.flatnonzero(np.diff(anchors[order])).tolist()
+            bounds = [0] + [end + 1 for end in ends] + [len(order)]
+            listed = providers[order].tolist()
+            for anchor, start, end in zip(in_order, bounds, bounds[1:]):
+                by_anchor[anchor][rc_id] = listed[start:end]
+        if not (filters.required and in_order):
             return by_anchor, {}
         # A tree whose chosen providers together could never have the
         # required traits cannot serve the group. (Every class has a
         # provider under each anchor in ``common``.)
         trait_ids = self.names.known.trait_ids
         wanted = frozenset().union(*filters.required_names)
-        # One set of trait ids per set of names the providers have.
-        owned = {}
-        owners = {}
-        for p, names in read.trait_names_of({
-                p for choices in by_anchor.values()
-                for providers in choices.values()
-                for p in providers}).items():
-            found = owned.get(names)
-            if found is None:
-                found = owned[names] = {trait_ids[name] for name in names
-                                        if name in wanted}
-            owners[p] = found
-        viable = {}
-        for anchor, choices in by_anchor.items():
-            offered = set().union(*(
-                owners[p] for providers in choices.values()
-                for p in providers))
-            if all(alternatives & offered
-                   for alternatives in filters.required):
-                viable[anchor] = choices
+        ids, name_sets, of_provider = read.trait_name_sets(
+            np.unique(np.concatenate([p for p, _a in kept_pairs])))
+        # Per set of names the providers have, its trait ids among the
+        # required ones, and which of the required alternatives it has.
+        owned = [{trait_ids[name] for name in names if name in wanted}
+                 for names in name_sets]
+        has = np.array([[bool(alternatives & held) for held in owned]
+                        for alternatives in filters.required], bool)
+        owners = dict(zip(ids.tolist(), [owned[at]
+                                         for at in of_provider.tolist()]))
+        providers = np.concatenate([p for p, _a in kept_pairs])
+        anchors = np.concatenate([a for _p, a in kept_pairs])
+        order = np.argsort(anchors, kind='stable')
+        starts = np.flatnonzero(np.diff(anchors[order])) + 1
+        # Per anchor (in order), whether its providers have each
+        # alternative.
+        offered = np.logical_or.reduceat(
+            has[:, of_provider[np.searchsorted(ids, providers[order])]],
+            np.concatenate(([0], starts)), axis=1)
+        viable = {anchor: by_anchor[anchor] for anchor, served in zip(
+            in_order, offered.all(axis=0).tolist()) if served}
         tally.kept_trees('', Step('required_traits'), viable)
         return viable, owners
 
     def _class_pairs(self, rc_id, capable, filters, in_window):
-        """(provider, anchor) pairs that may give the class ``rc_id`` to
-        the unsuffixed group: providers of the anchor's tree, and sharing
-        providers of the trees they serve (not with in_tree), in anchors
-        of the window root filters allow; None when a filter of the group
-        keeps none."""
+        """The _Pairs that may give the class ``rc_id`` to the unsuffixed
+        group: providers of the anchor's tree, and sharing providers of
+        the trees they serve (not with in_tree), in anchors of the window
+        root filters allow; None when a filter of the group keeps none."""
         group = self.group
         tally = in_window.tally
         in_aggregates = filters.in_aggregates
         read = in_window.snapshot
-        pairs = capable.pairs()
+        providers, anchors = capable.ids, capable.roots
         if filters.tree_root is None:
             shared = _lacking_traits(in_window.sharing_among(capable),
                                      filters.forbidden_names, read)
             if in_aggregates is not None:
                 shared &= in_aggregates
-            for provider_id, anchors in in_window.sharing_anchors(
-                    sorted(shared)).items():
-                root_id = capable.root_of(provider_id)
-                pairs.extend((provider_id, anchor) for anchor in anchors
-                             if anchor != root_id)
+            served = in_window.sharing_anchors(sorted(shared))
+            roots = capable.roots_of(served)
+            more = [(provider_id, anchor)
+                    for provider_id, served_anchors in served.items()
+                    for anchor in served_anchors
+                    if anchor != roots[provider_id]]
+            if more:
+                providers = np.concatenate((providers, np.fromiter(
+                    (p for p, _a in more), np.int64, len(more))))
+                anchors = np.concatenate((anchors, np.fromiter(
+                    (a for _p, a in more), np.int64, len(more))))
         if in_aggregates is not None:
-            pairs = [(p, a) for p, a in pairs
-                     if p in in_aggregates or a in in_aggregates]
-            tally.kept_pairs('', Step('member_of', rc_id), pairs)
-            if not pairs:
+            inside = _array(in_aggregates)
+            kept = np.isin(providers, inside) | np.isin(anchors, inside)
+            providers, anchors = providers[kept], anchors[kept]
+            _kept_providers(tally, Step('member_of', rc_id), providers)
+            if not len(providers):
                 return None
         if group.forbidden_traits:
-            kept = _lacking_traits({p for p, _a in pairs},
-                                   filters.forbidden_names, read)
-            pairs = [(p, a) for p, a in pairs if p in kept]
-            tally.kept_pairs('', Step('forbidden_traits', rc_id), pairs)
-            if not pairs:
+            kept = np.isin(providers, _array(_lacking_traits(
+                providers, filters.forbidden_names, read)))
+            providers, anchors = providers[kept], anchors[kept]
+            _kept_providers(tally, Step('forbidden_traits', rc_id),
+                            providers)
+            if not len(providers):
                 return None
         if group.forbidden_aggregates:
-            bad_aggregates = filters.bad_aggregates
-            pairs = [(p, a) for p, a in pairs
-                     if p not in bad_aggregates and a not in bad_aggregates]
-            tally.kept_pairs('', Step('forbidden_aggregates', rc_id), pairs)
-            if not pairs:
+            bad = _array(filters.bad_aggregates)
+            kept = ~(np.isin(providers, bad) | np.isin(anchors, bad))
+            providers, anchors = providers[kept], anchors[kept]
+            _kept_providers(tally, Step('forbidden_aggregates', rc_id),
+                            providers)
+            if not len(providers):
                 return None
-        return in_window.with_allowed_anchors(pairs)
+        kept = in_window.allowed(anchors)
+        return _Pairs(providers[kept], anchors[kept])
+
+
+class _Pairs(typing.NamedTuple):
+    """(provider, anchor) pairs: the provider may give a class under the
+    anchor (of its own tree, or one it shares its inventory with)."""
+
+    #: Provider ids (an array).
+    providers: object
+    #: The anchor of each (an array).
+    anchors: object
+
+
+def _array(ids):
+    """The ids of a collection, as an array."""
+    return np.fromiter(ids, np.int64, len(ids))
+
+
+def _kept_providers(tally, step, providers):
+    """Tell ``tally`` that ``providers`` (an array) of the unsuffixed group
+    passed ``step``."""
+    if tally.active:
+        tally.kept('', step, set(providers.tolist()))
 
 
 def _having_traits(providers, required_names, read):

@@ -107,8 +107,12 @@ class Holdings(collections.abc.Mapping):
         """[(provider id, root id), ...]."""
         return list(zip(self.ids.tolist(), self.roots.tolist()))
 
-    def root_of(self, provider_id):
-        return self.by_id()[provider_id][0]
+    def roots_of(self, provider_ids):
+        """{provider id: root id} of those of ``provider_ids`` (a
+        collection) held, without making every holder's Capacity."""
+        held = np.isin(self.ids, np.fromiter(provider_ids, np.int64,
+                                             len(provider_ids)))
+        return dict(zip(self.ids[held].tolist(), self.roots[held].tolist()))
 
     def by_id(self):
         """{provider id: reads.Capacity}: made once, then shared (never
