@@ -790,8 +790,7 @@ class _GroupSearch:
             kept_pairs.append((providers, anchors))
             # By anchor, then provider: each anchor of ``common`` has a run.
             order = np.lexsort((providers, anchors))
-            ends = np.flatnonzero(np.diff(anchors[order])).tolist()
-            bounds = [0] + [end + 1 for end in ends] + [len(order)]
+            bounds = _run_starts(anchors[order]).tolist() + [len(order)]
             listed = providers[order].tolist()
             for anchor, start, end in zip(in_order, bounds, bounds[1:]):
                 by_anchor[anchor][rc_id] = listed[start:end]
@@ -802,8 +801,10 @@ class _GroupSearch:
         # provider under each anchor in ``common``.)
         trait_ids = self.names.known.trait_ids
         wanted = frozenset().union(*filters.required_names)
+        providers = np.concatenate([p for p, _a in kept_pairs])
+        anchors = np.concatenate([a for _p, a in kept_pairs])
         ids, name_sets, of_provider = read.trait_name_sets(
-            np.unique(np.concatenate([p for p, _a in kept_pairs])))
+            np.unique(providers))
         # Per set of names the providers have, its trait ids among the
         # required ones, and which of the required alternatives it has.
         owned = [{trait_ids[name] for name in names if name in wanted}
@@ -812,15 +813,12 @@ class _GroupSearch:
                         for alternatives in filters.required], bool)
         owners = dict(zip(ids.tolist(), [owned[at]
                                          for at in of_provider.tolist()]))
-        providers = np.concatenate([p for p, _a in kept_pairs])
-        anchors = np.concatenate([a for _p, a in kept_pairs])
         order = np.argsort(anchors, kind='stable')
-        starts = np.flatnonzero(np.diff(anchors[order])) + 1
         # Per anchor (in order), whether its providers have each
         # alternative.
         offered = np.logical_or.reduceat(
             has[:, of_provider[np.searchsorted(ids, providers[order])]],
-            np.concatenate(([0], starts)), axis=1)
+            _run_starts(anchors[order]), axis=1)
         viable = {anchor: by_anchor[anchor] for anchor, served in zip(
             in_order, offered.all(axis=0).tolist()) if served}
         tally.kept_trees('', Step('required_traits'), viable)
@@ -887,6 +885,12 @@ class _Pairs(typing.NamedTuple):
     providers: object
     #: The anchor of each (an array).
     anchors: object
+
+
+def _run_starts(ordered):
+    """Where each run of equal values of ``ordered`` (a sorted array)
+    starts: [0] when it is empty."""
+    return np.concatenate(([0], np.flatnonzero(np.diff(ordered)) + 1))
 
 
 def _array(ids):
