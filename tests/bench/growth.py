@@ -37,39 +37,48 @@ every size timed in turns, request by request, warm; a 2-core machine)
 times each candidates query without a limit at every size. Issue 49's
 goal: no worse than linear, the p50 growing at most as the hosts do.
 
-Commit 15166b2, 2026-11-29 15:09 UTC:
+Commit e298740, 2026-11-29 15:44 UTC:
 
 | query | 5,000 hosts | 20,000 hosts | growth, 4.0x the hosts |
 |---|---:|---:|---:|
-| simple | 159.7 ms | 659.8 ms | 4.13x |
-| required_traits | 104.6 ms | 433.3 ms | 4.14x |
-| member_of | 83.4 ms | 351.8 ms | 4.22x |
-| member_of_100 | 9.9 ms | 9.3 ms | 0.94x |
-| sharing | 63.1 ms | 240.2 ms | 3.81x |
-| isolate_all | 907.0 ms | 3689.3 ms | 4.07x |
-| root_required | 114.6 ms | 498.4 ms | 4.35x |
-| in_tree | 4.8 ms | 4.9 ms | 1.00x |
-| none_fits | 2.5 ms | 2.7 ms | 1.04x |
+| simple | 149.8 ms | 610.1 ms | 4.07x |
+| required_traits | 89.3 ms | 363.4 ms | 4.07x |
+| member_of | 76.4 ms | 297.9 ms | 3.90x |
+| member_of_100 | 7.8 ms | 8.4 ms | 1.08x |
+| sharing | 56.2 ms | 210.2 ms | 3.74x |
+| isolate_all | 869.5 ms | 3638.0 ms | 4.18x |
+| root_required | 110.7 ms | 404.8 ms | 3.66x |
+| in_tree | 4.5 ms | 4.9 ms | 1.09x |
+| none_fits | 2.6 ms | 2.4 ms | 0.95x |
 
-A run before, 11 repetitions: simple 3.87x, required_traits 4.14x,
-member_of 4.10x, sharing 3.76x, isolate_all 4.07x, root_required 3.95x:
-even timed in turns a query's growth moves by a few hundredths from run
-to run. The same run on commit 42a68c1, before answers without a limit
-were made as they are read (`engine.Streamed`), 15 repetitions: simple
+Even timed in turns a query's growth moves by about a tenth from run to
+run: the run before (commit 8208bc0, the same code) gave simple 3.97x,
+required_traits 3.82x, member_of 3.70x, sharing 3.65x, isolate_all
+4.26x, root_required 4.17x. Averaged over both runs, every query but
+isolate_all grows at most 1% faster than the hosts (3.70x to 4.02x);
+isolate_all 4.22x.
+
+The same run on commit 42a68c1, before issue 49's last changes: simple
 4.25x (184.5 -> 783.3 ms), required_traits 4.54x (116.4 -> 528.8 ms),
-member_of 4.26x, sharing 4.44x, isolate_all 4.37x (1044.7 -> 4561.5 ms),
-root_required 4.40x: every query 16 to 26% faster at 20,000 hosts, 10
-to 15% at 5,000, and from 6-14% over linear to 5% under to 9% over.
+member_of 4.26x (103.3 -> 439.8 ms), sharing 4.44x (70.7 -> 314.0 ms),
+isolate_all 4.37x (1044.7 -> 4561.5 ms), root_required 4.40x (135.9 ->
+597.5 ms). Two changes took it there, each measured: answers without a
+limit made as they are read (`engine.Streamed`, commit 15166b2: 3.81x to
+4.35x, 16 to 26% faster at 20,000 hosts), then the unsuffixed group's
+(provider, tree) pairs kept as arrays through the search, filtered and
+grouped by tree at once (`engine/search.py` `_class_pairs`,
+`_spread_choices`; the search alone had grown 4.4x to 5x): every query
+20 to 33% faster at 20,000 hosts than at 42a68c1, 17 to 26% at 5,000.
 
-What still grows faster than the cloud, in-process (phases timed at both
-sizes): the search, 4.4x to 4.9x for 4x the hosts (the (provider, tree)
-pairs of the unsuffixed group, filtered and grouped by tree one by one in
-Python: `engine/search.py` `_class_pairs`, `_spread_choices`); making and
-rendering the candidates, 4.0x to 4.2x (each call a little dearer over
-more memory than the caches hold); an answer of 270 MB (isolate_all at
-20,000 hosts) faults in its pages afresh each request, 2 us a page, 5% of
-its time. What would move it: the pairs kept as arrays through the
-search (numpy), grouped by tree once.
+What still grows faster than the cloud: isolate_all, the largest answer
+(432,000 candidates, 270 MB at 20,000 hosts). Its body is held whole
+until it is sent (its Content-Length first, as the reference sends it),
+and its pages are faulted in afresh each request (2 us a page, about 5%
+of its time at 20,000 hosts, much less at 5,000, where the heap keeps
+more of them); making and rendering its candidates grows 4.1x to 4.2x
+(each call a little dearer over more memory than the caches hold).
+What would move it: sending the body as it is made (chunked, without a
+Content-Length), or fewer Python objects per candidate.
 """
 
 
