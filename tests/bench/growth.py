@@ -134,13 +134,14 @@ def main():
                         'query)')
     args = parser.parse_args()
     hosts = sorted(args.hosts)
-    named = {size: unbounded(bench_cloud.build(size)) for size in hosts}
+    clouds = {size: bench_cloud.build(size) for size in hosts}
+    named = {size: unbounded(cloud) for size, cloud in clouds.items()}
     names = args.queries or list(named[hosts[0]])
     running = {}
     try:
-        for size in hosts:
+        for size, cloud in clouds.items():
             url, seconds = builder.new_database('growth_%d_%d' % (
-                size, os.getpid()), bench_cloud.build(size))
+                size, os.getpid()), cloud)
             print('%d hosts written in %.0f s' % (size, seconds), flush=True)
             service = running[size] = services.placement_lite(
                 harness._free_port(), url, os.path.join(
