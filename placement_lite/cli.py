@@ -132,7 +132,11 @@ def db_sync(args):
     logging.basicConfig(format='placement-lite: %(message)s',
                         stream=sys.stderr)
     db = _database(_load(args))
-    print(_reachable(db, migrate.upgrade))
+    try:
+        print(_reachable(db, migrate.upgrade))
+    except migrate.TablesBusy as exc:
+        raise _CommandError('%s; nothing was changed: run it again when '
+                            'fewer requests are served' % exc)
 
 
 def db_version(args):

@@ -4,6 +4,7 @@ import datetime
 import os
 import subprocess
 import sys
+import threading
 import time
 
 from alembic.autogenerate import compare_metadata
@@ -12,6 +13,7 @@ import pymysql
 import pytest
 import sqlalchemy as sa
 
+from placement_lite import cli
 from placement_lite.db import api as db_api
 from placement_lite.db import lookups
 from placement_lite.db import migrate
@@ -122,8 +124,10 @@ UPGRADER = (
 
 def test_processes_upgrading_at_once_all_reach_head(backend, tmp_path):
     """Eight processes upgrade one empty database at the same moment, as
-    eight API processes with sync_on_startup starting together: no lock is
-    taken (none would hold across a Galera cluster); each that loses a
+    eight API processes with sync_on_startup starting together: no lock
+    decides which one upgrades (none would hold across a Galera cluster;
+    on PostgreSQL each locks the tables, as one statement that gives up
+    soon, only to keep others from deadlocking with it); each that loses a
     race starts again, and all end at head with the schema exact and each
     revision recorded once."""
     db = _empty_database(backend, tmp_path)
@@ -229,6 +233,75 @@ def test_a_read_of_the_revision_aborted_is_a_lost_race(backend, tmp_path,
         assert aborted == [db]
         assert current_revision(db) == migrate.head_revision()
         assert _differences(db) == []
+    finally:
+        db.dispose()
+
+
+def _waiting_for_a_lock(db):
+    """How many sessions of ``db``'s database wait for a lock."""
+    with db.engine.connect() as conn:
+        return conn.exec_driver_sql(
+            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type "
+            "= 'Lock' AND datname = current_database()").scalar()
+
+
+@pytest.mark.only_backends('postgresql')
+def test_an_upgrade_gives_way_to_a_claim_it_would_deadlock_with(
+        backend, tmp_path):
+    """A claim (the reference's, during a takeover) holds allocations, and
+    keeps them while the upgrade to head waits past ``deadlock_timeout``;
+    then it updates resource_providers, which the upgrade's triggers
+    would lock first (migration 0007). Had the upgrade kept
+    resource_providers while it waited for allocations, the claim would
+    close a cycle and PostgreSQL would end the claim; the upgrade gives
+    way, the claim commits, and the upgrade then reaches head."""
+    db = _empty_database(backend, tmp_path)
+    upgraded = []
+    try:
+        migrate.upgrade(db, '0006')
+        with db.engine.connect() as claim:
+            claiming = claim.begin()
+            claim.exec_driver_sql('LOCK TABLE allocations IN ROW EXCLUSIVE '
+                                  'MODE')
+            upgrade = threading.Thread(
+                target=lambda: upgraded.append(migrate.upgrade(db)))
+            upgrade.start()
+            assert harness.wait_for(lambda: _waiting_for_a_lock(db) == 1,
+                                    timeout=10)
+            time.sleep(1.5)
+            claim.exec_driver_sql('UPDATE resource_providers '
+                                  'SET generation = generation + 1')
+            claiming.commit()
+        upgrade.join(60)
+        assert upgraded == [migrate.head_revision()]
+        assert _differences(db) == []
+    finally:
+        db.dispose()
+
+
+@pytest.mark.only_backends('postgresql')
+def test_tables_busy_past_the_patience_change_nothing(backend, tmp_path,
+                                                     monkeypatch, capsys):
+    """A transaction that keeps reading resource_providers keeps the
+    upgrade from locking it: once TABLES_PATIENCE has passed, ``db sync``
+    stops with one line saying so, and the schema is as it was."""
+    db = _empty_database(backend, tmp_path)
+    conf = tmp_path / 'placement.conf'
+    conf.write_text('[placement_database]\nconnection = %s\n' % db.url)
+    monkeypatch.setattr(migrate, 'TABLES_PATIENCE', 0)
+    try:
+        migrate.upgrade(db, '0006')
+        with db.engine.connect() as reading, reading.begin():
+            reading.exec_driver_sql('SELECT count(*) FROM resource_providers')
+            with pytest.raises(SystemExit) as exited:
+                cli.main(['--config-file', str(conf), 'db', 'sync'])
+        assert exited.value.code == 1
+        assert capsys.readouterr().err == (
+            'placement-lite: error: the tables of the schema stayed busy '
+            'for 0 seconds; nothing was changed: run it again when fewer '
+            'requests are served\n')
+        assert migrate.current_revision(db) == '0006'
+        assert not sa.inspect(db.engine).has_table(tables.PROVIDER_WRITES)
     finally:
         db.dispose()
 

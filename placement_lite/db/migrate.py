@@ -6,8 +6,8 @@ database either service created can be served and migrated by the other.
 
 Any number of processes, on any number of hosts and database nodes, may
 upgrade one database at once (``placement-lite db sync``, every API process
-with ``sync_on_startup``). No lock is taken: none would hold across a
-Galera cluster. Each step of a migration does only what is not done yet
+with ``sync_on_startup``). No lock decides which process upgrades: none
+would hold across a Galera cluster. Each step of a migration does only what is not done yet
 (``migrations/steps.py``), so that a migration another process left half
 done (MySQL and MariaDB commit DDL as it runs) is finished, not repeated.
 A process that loses a race to another (a table or index made meanwhile,
@@ -20,6 +20,13 @@ newer one another recorded meanwhile (alembic inserts the first revision
 and updates the later ones), leaving two. placement_lite's version table
 holds one row: a second has the same ``one_row`` key, and is refused
 (on a Galera cluster, by the certification of its transaction).
+
+On PostgreSQL an upgrade first locks every table it may change, all in
+one statement that gives way before another transaction could be ended
+for a deadlock with it (:func:`_lock_tables`), and tries again for up to
+TABLES_PATIENCE seconds: the services serving the database meanwhile
+(the reference during a takeover, this release's other hosts) wait for
+it, and never fail for it.
 
 A database a newer release migrated records a revision this release's
 migrations do not know. Every migration keeps the previous release serving
@@ -54,6 +61,16 @@ _MYSQL_TABLE_IN_THE_MAKING = (1684,)
 RACE_RETRIES = 30
 #: It waits a random time up to this many seconds first.
 RACE_BACKOFF = 0.5
+#: Seconds an upgrade goes on trying to lock the tables (_lock_tables)
+#: while the transactions of the services serving them keep one busy.
+TABLES_PATIENCE = 300
+#: PostgreSQL's SQLSTATE of a statement that ran past statement_timeout.
+_QUERY_CANCELED = '57014'
+
+
+class TablesBusy(Exception):
+    """The tables an upgrade changes were not all free in time: nothing
+    was changed, and the upgrade tries again (TABLES_PATIENCE)."""
 
 
 def _alembic_config():
@@ -70,7 +87,9 @@ def upgrade(database, revision='head'):
     config = _alembic_config()
     known = _known_revisions(config)
     recorded = None
-    for retry in range(RACE_RETRIES + 1):
+    races = 0
+    patience_ends = time.monotonic() + TABLES_PATIENCE
+    while True:
         try:
             recorded = current_revision(database)
             if recorded is not None and recorded not in known:
@@ -81,15 +100,23 @@ def upgrade(database, revision='head'):
                     recorded, head_revision())
                 return recorded
             with database.writer() as conn:
+                if recorded != head_revision():
+                    _lock_tables(conn)
                 _move_own_revision_out_of_alembic_version(conn, config)
                 _ensure_one_row_version_table(conn)
                 config.attributes['connection'] = conn
                 command.upgrade(config, revision)
             return current_revision(database)
+        except TablesBusy as exc:
+            if time.monotonic() > patience_ends:
+                raise TablesBusy('the tables of the schema stayed busy for '
+                                 '%d seconds' % TABLES_PATIENCE) from exc
+            LOG.info('Waiting for the tables to upgrade: %s.', exc)
         except Exception as exc:
-            if retry == RACE_RETRIES or not _lost_a_race(exc, database,
+            if races == RACE_RETRIES or not _lost_a_race(exc, database,
                                                          recorded):
                 raise
+            races += 1
             LOG.info('Another process is upgrading the database schema '
                      '(%s); starting again from the revision it recorded.',
                      db_api.describe_error(exc))
@@ -105,6 +132,45 @@ def _lost_a_race(exc, database, recorded):
     return (db_api.is_duplicate(exc) or db_api.is_conflict(exc)
             or db_api.is_mysql_error(exc, *_MYSQL_TABLE_IN_THE_MAKING)
             or current_revision(database) != recorded)
+
+
+def _lock_tables(conn):
+    """PostgreSQL: the tables of placement_lite's schema that the database
+    has, locked (ACCESS EXCLUSIVE) until the upgrade commits, all at once;
+    TablesBusy when they are not all free within half the server's
+    ``deadlock_timeout``.
+
+    A migration's DDL would lock each table as it comes to it, holding the
+    ones before. A claim that holds allocations (written) and then updates
+    its providers' generations, meeting a migration that holds
+    resource_providers (a trigger made) and waits for allocations, closes
+    a cycle; when the claim started waiting first, PostgreSQL ends the
+    claim (the reference answers it with a 500). Locked here, in one
+    statement that gives up before any transaction waiting for it can
+    check for a deadlock, the migration never waits while its locks hold
+    another waiting beyond that: if a cycle forms, the upgrade gives way,
+    and the transactions it held wait less than ``deadlock_timeout``."""
+    if conn.dialect.name != 'postgresql':
+        return
+    existing = [name for name in sa.inspect(conn).get_table_names()
+                if name in tables.metadata.tables]
+    if not existing:
+        return
+    deadlock_timeout_ms = conn.exec_driver_sql(
+        "SELECT setting::int FROM pg_settings "
+        "WHERE name = 'deadlock_timeout'").scalar()
+    conn.exec_driver_sql('SET LOCAL statement_timeout = %d'
+                         % max(deadlock_timeout_ms // 2, 1))
+    preparer = conn.dialect.identifier_preparer
+    try:
+        conn.exec_driver_sql('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE' % (
+            ', '.join(preparer.quote(name) for name in existing)))
+    except sa.exc.OperationalError as exc:
+        if getattr(exc.orig, 'pgcode', None) == _QUERY_CANCELED:
+            raise TablesBusy('the tables were not all free within %d ms'
+                             % (deadlock_timeout_ms // 2)) from exc
+        raise
+    conn.exec_driver_sql('SET LOCAL statement_timeout TO DEFAULT')
 
 
 def _move_own_revision_out_of_alembic_version(conn, config):
