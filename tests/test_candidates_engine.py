@@ -12,6 +12,7 @@ from placement_lite.db import candidates as db_candidates
 from placement_lite.db import snapshot
 from placement_lite.engine import combine
 from placement_lite.engine import search
+from placement_lite.handlers import allocation_candidates
 from tests import candidate_worlds as worlds
 from tests import harness
 
@@ -879,3 +880,48 @@ def test_lone_unsuffixed_group_shortcut_equals_the_walk(monkeypatch, query):
         assert shortcut == walked
     finally:
         env.close()
+
+
+#: Hosts with two NUMA nodes, each with a PF of VFs; the first PFs on the
+#: physnet.
+SRIOV_WORLD = [provider for h in range(6) for provider in (
+    [{'name': 'h%d' % h, 'inventories': {'VCPU': 8, 'MEMORY_MB': 4096}}]
+    + [{'name': 'h%d-numa%d' % (h, n), 'parent': 'h%d' % h,
+        'inventories': {'VCPU': 4}} for n in range(2)]
+    + [{'name': 'h%d-pf%d' % (h, n), 'parent': 'h%d-numa%d' % (h, n),
+        'inventories': {'SRIOV_NET_VF': 4},
+        'traits': ['CUSTOM_PHYSNET_NET0'] if n == 0 else []}
+       for n in range(2)])]
+
+
+@pytest.mark.parametrize('query', [
+    'resources=MEMORY_MB:512&resources1=SRIOV_NET_VF:1'
+    '&required1=CUSTOM_PHYSNET_NET0&resources2=SRIOV_NET_VF:1'
+    '&group_policy=isolate',
+    'resources_A=VCPU:1&resources_B=SRIOV_NET_VF:1&same_subtree=_A,_B'
+    '&group_policy=none',
+    'resources=VCPU:2,SRIOV_NET_VF:2&resources1=MEMORY_MB:512'
+    '&group_policy=none',
+    'resources=VCPU:2,SRIOV_NET_VF:2&resources1=MEMORY_MB:512'
+    '&group_policy=none&limit=4',
+])
+def test_caches_emptied_as_they_fill_change_no_answer(sqlite_env,
+                                                      monkeypatch, query):
+    """The walk's caches by provider and the renderer's quoted uuids are
+    emptied once full (combine.KEPT_PER_PROVIDER, RENDERED_KEPT): with
+    room for one entry each, the answer is the one of room for all."""
+    worlds.load_into_db(sqlite_env.db, SRIOV_WORLD)
+    whole = worlds.candidates(sqlite_env, query)
+    assert len(whole['allocation_requests']) > 3
+    emptied = []
+    room_in = combine._room_in
+
+    def counting(cache):
+        emptied.append(len(cache) >= combine.KEPT_PER_PROVIDER)
+        return room_in(cache)
+
+    monkeypatch.setattr(combine, 'KEPT_PER_PROVIDER', 1)
+    monkeypatch.setattr(combine, '_room_in', counting)
+    monkeypatch.setattr(allocation_candidates, 'RENDERED_KEPT', 1)
+    assert worlds.candidates(sqlite_env, query) == whole
+    assert any(emptied)

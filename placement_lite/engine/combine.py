@@ -46,6 +46,17 @@ import typing
 
 from placement_lite.engine import explain
 
+#: The most entries each of the walk's caches by provider keeps (what a
+#: provider gives in a slot, its set as a group's mapping, the sets of the
+#: providers chosen together, lineages) before it is emptied. Candidates
+#: come tree after tree, a tree's providers asked for together, so the
+#: last few thousand serve as well as every provider's. Kept whole, they
+#: grow with the cloud: at 20,000 hosts an answer without a limit
+#: (isolate_all) held 43 MB more at its peak, and took longer per
+#: candidate than at 5,000 hosts (docs/benchmark.md, "Growth without a
+#: limit").
+KEPT_PER_PROVIDER = 4096
+
 
 @dataclasses.dataclass(slots=True)
 class Candidate:
@@ -326,7 +337,7 @@ class Combiner:
         lineage = self._lineages.get(provider_id)
         if lineage is None:
             parent_id = self._parents.get(provider_id)
-            lineage = self._lineages[provider_id] = (
+            lineage = _room_in(self._lineages)[provider_id] = (
                 frozenset((provider_id,)) if parent_id is None
                 else self._lineage(parent_id) | {provider_id})
         return lineage
@@ -417,8 +428,8 @@ class _Plan:
                     checked.append(((provider, rc_id), amount, most))
             alone = self._alone.get(provider)
             if alone is None:
-                alone = self._alone[provider] = {provider}
-            gift = self.gifts[index][provider] = _Gift(
+                alone = _room_in(self._alone)[provider] = {provider}
+            gift = _room_in(self.gifts[index])[provider] = _Gift(
                 self.slot_amounts[index], tuple(checked), alone)
         return gift
 
@@ -441,8 +452,15 @@ class _Plan:
         key = tuple([chosen[index] for index in indexes])
         together = self._together.get(key)
         if together is None:
-            together = self._together[key] = set(key)
+            together = _room_in(self._together)[key] = set(key)
         return together
+
+
+def _room_in(cache):
+    """``cache``, emptied first when it holds KEPT_PER_PROVIDER entries."""
+    if len(cache) >= KEPT_PER_PROVIDER:
+        cache.clear()
+    return cache
 
 
 class _Gift(typing.NamedTuple):

@@ -274,13 +274,17 @@ def _allocation_requests(found, version):
 
 
 class _Once(dict):
-    """{value: its JSON}, each made once with ``write(value)``."""
+    """{value: its JSON}, made with ``write(value)`` once while it is among
+    the last RENDERED_KEPT asked for: candidates come tree after tree, and
+    an answer without a limit names every provider of the cloud."""
 
     def __init__(self, write):
         super().__init__()
         self.write = write
 
     def __missing__(self, value):
+        if len(self) >= RENDERED_KEPT:
+            self.clear()
         written = self[value] = self.write(value)
         return written
 
