@@ -37,48 +37,60 @@ every size timed in turns, request by request, warm; a 2-core machine)
 times each candidates query without a limit at every size. Issue 49's
 goal: no worse than linear, the p50 growing at most as the hosts do.
 
-Commit e298740, 2026-11-29 15:44 UTC:
+Commit b3a1a76, 2026-11-29 17:50 UTC:
 
 | query | 5,000 hosts | 20,000 hosts | growth, 4.0x the hosts |
 |---|---:|---:|---:|
-| simple | 149.8 ms | 610.1 ms | 4.07x |
-| required_traits | 89.3 ms | 363.4 ms | 4.07x |
-| member_of | 76.4 ms | 297.9 ms | 3.90x |
-| member_of_100 | 7.8 ms | 8.4 ms | 1.08x |
-| sharing | 56.2 ms | 210.2 ms | 3.74x |
-| isolate_all | 869.5 ms | 3638.0 ms | 4.18x |
-| root_required | 110.7 ms | 404.8 ms | 3.66x |
-| in_tree | 4.5 ms | 4.9 ms | 1.09x |
-| none_fits | 2.6 ms | 2.4 ms | 0.95x |
+| simple | 147.5 ms | 583.9 ms | 3.96x |
+| required_traits | 84.2 ms | 338.8 ms | 4.02x |
+| member_of | 70.8 ms | 276.5 ms | 3.91x |
+| member_of_100 | 7.4 ms | 8.3 ms | 1.12x |
+| sharing | 53.8 ms | 203.2 ms | 3.78x |
+| isolate_all | 846.1 ms | 3385.1 ms | 4.00x |
+| root_required | 101.2 ms | 385.2 ms | 3.81x |
+| in_tree | 4.2 ms | 4.6 ms | 1.10x |
+| none_fits | 2.6 ms | 2.6 ms | 1.02x |
 
 Even timed in turns a query's growth moves by about a tenth from run to
-run: the run before (commit 8208bc0, the same code) gave simple 3.97x,
-required_traits 3.82x, member_of 3.70x, sharing 3.65x, isolate_all
-4.26x, root_required 4.17x. Averaged over both runs, every query but
-isolate_all grows at most 1% faster than the hosts (3.70x to 4.02x);
-isolate_all 4.22x.
+run: the next run of the same code gave simple 3.89x, required_traits
+3.99x, member_of 3.53x, sharing 3.82x, isolate_all 4.03x, root_required
+3.95x. Averaged over both runs every query grows at most 0.5% faster
+than the hosts: 3.72x (member_of) to 4.02x (isolate_all).
 
 The same run on commit 42a68c1, before issue 49's last changes: simple
 4.25x (184.5 -> 783.3 ms), required_traits 4.54x (116.4 -> 528.8 ms),
 member_of 4.26x (103.3 -> 439.8 ms), sharing 4.44x (70.7 -> 314.0 ms),
 isolate_all 4.37x (1044.7 -> 4561.5 ms), root_required 4.40x (135.9 ->
-597.5 ms). Two changes took it there, each measured: answers without a
-limit made as they are read (`engine.Streamed`, commit 15166b2: 3.81x to
-4.35x, 16 to 26% faster at 20,000 hosts), then the unsuffixed group's
+597.5 ms). Three changes took it there, each measured: answers without
+a limit made as they are read (`engine.Streamed`, commit 15166b2: 3.81x
+to 4.35x, 16 to 26% faster at 20,000 hosts); the unsuffixed group's
 (provider, tree) pairs kept as arrays through the search, filtered and
 grouped by tree at once (`engine/search.py` `_class_pairs`,
 `_spread_choices`; the search alone had grown 4.4x to 5x): every query
-20 to 33% faster at 20,000 hosts than at 42a68c1, 17 to 26% at 5,000.
+20 to 33% faster at 20,000 hosts than at 42a68c1, 17 to 26% at 5,000,
+but isolate_all still 4.18x and 4.26x; then the caches of the walk by
+provider and the renderer's quoted uuids emptied once they hold 4,096
+entries (`combine.KEPT_PER_PROVIDER`, commit b3a1a76), for isolate_all.
 
-What still grows faster than the cloud: isolate_all, the largest answer
-(432,000 candidates, 270 MB at 20,000 hosts). Its body is held whole
-until it is sent (its Content-Length first, as the reference sends it),
-and its pages are faulted in afresh each request (2 us a page, about 5%
-of its time at 20,000 hosts, much less at 5,000, where the heap keeps
-more of them); making and rendering its candidates grows 4.1x to 4.2x
-(each call a little dearer over more memory than the caches hold).
-What would move it: sending the body as it is made (chunked, without a
-Content-Length), or fewer Python objects per candidate.
+isolate_all is the largest answer: 432,000 candidates, 270 MB at 20,000
+hosts. Kept whole, those caches held an entry for every provider of the
+cloud (a set and a gift per VF, a quoted uuid per provider): 43 MB more
+at the peak of one answer at 20,000 hosts (+375 MB to +332 MB of RSS),
+every lookup further from the processor's caches, and pages mapped
+afresh for them each request (80,000 to 50,000 faults). At the same hour
+commit 8459f35, without it, grew 4.08x and 4.07x (3478 and 3451 ms at
+20,000 hosts, against 3385 and 3346). In-process (the body written to
+/dev/null piece by piece, 7 to 9 requests, the two commits in turns),
+eight pairs of runs gave 4.09x against 4.26x on average.
+
+What remains of the excess in a single run is the memory an answer
+spreads over, not any function: under cProfile the functions' own time
+grows 4.00x; no garbage collection runs during these requests; the
+body, held whole for its Content-Length (as the reference sends it),
+is above the 64 MB glibc keeps after an answer at 20,000 hosts and not
+at 5,000, and a heap never trimmed
+(`GLIBC_TUNABLES=glibc.malloc.trim_threshold=4000000000`) took a tenth
+off the growth in-process.
 """
 
 
