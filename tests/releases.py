@@ -188,24 +188,26 @@ def assert_serves(request, claim_through=None):
 
     status, body = request('POST', '/resource_providers',
                            {'name': 'host-' + provider, 'uuid': provider})
-    assert (status, body['uuid'], body['generation']) == (200, provider, 0)
+    assert (status, body['uuid'], body['generation']) == (
+        200, provider, 0), body
     status, body = request(
         'PUT', '/resource_providers/%s/inventories' % provider,
         {'resource_provider_generation': 0, 'inventories': {
             'VCPU': {'total': 8}, 'MEMORY_MB': {'total': 4096}}})
-    assert (status, body['resource_provider_generation']) == (200, 1)
+    assert (status, body['resource_provider_generation']) == (200, 1), body
 
-    assert claim_through('PUT', '/allocations/' + claimed, _claim(
-        provider, VCPU=2, MEMORY_MB=1024)) == (204, None)
+    answer = claim_through('PUT', '/allocations/' + claimed, _claim(
+        provider, VCPU=2, MEMORY_MB=1024))
+    assert answer == (204, None), answer
     status, body = claim_through('PUT', '/allocations/' + refused, _claim(
         provider, VCPU=7, MEMORY_MB=1024))
     assert (status, body['errors'][0]['code']) == (
-        409, 'placement.undefined_code')
+        409, 'placement.undefined_code'), body
 
     status, body = request(
         'GET', '/allocation_candidates?resources=VCPU:6,MEMORY_MB:3072'
         '&in_tree=%s' % provider, None)
-    assert status == 200
+    assert status == 200, body
     assert body['allocation_requests'] == [{
         'allocations': {provider: {'resources': {'VCPU': 6,
                                                  'MEMORY_MB': 3072}}},
