@@ -7,9 +7,10 @@ database either service created can be served and migrated by the other.
 Any number of processes, on any number of hosts and database nodes, may
 upgrade one database at once (``placement-lite db sync``, every API process
 with ``sync_on_startup``). No lock decides which process upgrades: none
-would hold across a Galera cluster. Each step of a migration does only what is not done yet
-(``migrations/steps.py``), so that a migration another process left half
-done (MySQL and MariaDB commit DDL as it runs) is finished, not repeated.
+would hold across a Galera cluster. Each step of a migration does only
+what is not done yet (``migrations/steps.py``), so that a migration
+another process left half done (MySQL and MariaDB commit DDL as it runs)
+is finished, not repeated.
 A process that loses a race to another (a table or index made meanwhile,
 or seen half made, a revision recorded first, a conflict refusing its
 transaction) starts again from the revision then recorded.
@@ -156,11 +157,10 @@ def _lock_tables(conn):
                 if name in tables.metadata.tables]
     if not existing:
         return
-    deadlock_timeout_ms = conn.exec_driver_sql(
+    giving_up_ms = max(conn.exec_driver_sql(
         "SELECT setting::int FROM pg_settings "
-        "WHERE name = 'deadlock_timeout'").scalar()
-    conn.exec_driver_sql('SET LOCAL statement_timeout = %d'
-                         % max(deadlock_timeout_ms // 2, 1))
+        "WHERE name = 'deadlock_timeout'").scalar() // 2, 1)
+    conn.exec_driver_sql('SET LOCAL statement_timeout = %d' % giving_up_ms)
     preparer = conn.dialect.identifier_preparer
     try:
         conn.exec_driver_sql('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE' % (
@@ -168,7 +168,7 @@ def _lock_tables(conn):
     except sa.exc.OperationalError as exc:
         if getattr(exc.orig, 'pgcode', None) == _QUERY_CANCELED:
             raise TablesBusy('the tables were not all free within %d ms'
-                             % (deadlock_timeout_ms // 2)) from exc
+                             % giving_up_ms) from exc
         raise
     conn.exec_driver_sql('SET LOCAL statement_timeout TO DEFAULT')
 
