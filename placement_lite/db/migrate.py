@@ -87,6 +87,7 @@ def upgrade(database, revision='head'):
     module's docstring); the revision the database is then at."""
     config = _alembic_config()
     known = _known_revisions(config)
+    head = head_revision()
     recorded = None
     races = 0
     patience_ends = time.monotonic() + TABLES_PATIENCE
@@ -98,10 +99,10 @@ def upgrade(database, revision='head'):
                     'The database schema is at revision %s, which a newer '
                     'release of placement_lite recorded (this release knows '
                     'up to %s): left as it is, and served as it is.',
-                    recorded, head_revision())
+                    recorded, head)
                 return recorded
             with database.writer() as conn:
-                if recorded != head_revision():
+                if recorded != head:
                     _lock_tables(conn)
                 _move_own_revision_out_of_alembic_version(conn, config)
                 _ensure_one_row_version_table(conn)
