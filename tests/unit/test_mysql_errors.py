@@ -10,6 +10,8 @@ import pytest
 import sqlalchemy as sa
 
 from placement_lite.db import api as db_api
+from placement_lite.db import locks
+from placement_lite.db import tables
 
 
 def _wrapped(error_class, code, message='x'):
@@ -47,3 +49,31 @@ def test_is_mysql_error_matches_numbers_only_of_mysql_errors():
     assert db_api.is_mysql_error(deadlock, 1213, 1062)
     assert not db_api.is_mysql_error(deadlock, 1062)
     assert not db_api.is_mysql_error(ValueError(1213), 1213)
+
+
+def test_a_wait_for_rows_ended_as_a_deadlock_is_over(tmp_path, monkeypatch):
+    """On a Galera node, the statement waiting for a row another node's
+    transaction held is ended with 1213 once that transaction's write is
+    applied (seen under load: a claim answered 503). The rows are free:
+    the write runs again, once, and succeeds."""
+    database = db_api.Database('sqlite:///%s' % (tmp_path / 'db.sqlite'))
+    attempts = []
+    waited = []
+
+    def work(conn):
+        attempts.append(conn)
+        if len(attempts) == 1:
+            raise locks.Busy(tables.resource_providers.c.id, [1])
+        return 'written'
+
+    def ended_as_a_deadlock(engine, busy):
+        waited.append(busy.values)
+        raise _wrapped(pymysql.err.OperationalError, 1213,
+                       'Deadlock found when trying to get lock')
+
+    monkeypatch.setattr(locks, 'wait_until_free', ended_as_a_deadlock)
+    try:
+        assert database.write(work) == 'written'
+    finally:
+        database.dispose()
+    assert (len(attempts), waited) == (2, [[1]])
