@@ -42,9 +42,14 @@ STOCK_TABLES = frozenset({'inventories', 'resource_provider_traits'})
 #: fails otherwise): someone has to decide how the caches see its writes.
 SEEN_BY = {
     'inventories': 'the provider generation, bumped in the same '
-                   'transaction (this guard)',
+                   'transaction (this guard); on PostgreSQL with a '
+                   'transaction logged in placement_lite_structure_writes '
+                   'since the last read',
     'resource_provider_traits': 'the provider generation, bumped in the '
-                                'same transaction (this guard)',
+                                'same transaction (this guard); on '
+                                'PostgreSQL with a transaction logged in '
+                                'placement_lite_structure_writes since '
+                                'the last read',
     'resource_providers': "each request's state line of every provider it "
                           'reads (id, parent, root, generation; the '
                           'creation time on SQLite), or on PostgreSQL '

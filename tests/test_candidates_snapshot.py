@@ -273,6 +273,76 @@ def test_a_whole_cloud_read_is_brought_up_to_date_from_rows_written(
 
 
 @pytest.mark.only_backends('postgresql')
+def test_stocks_stay_while_only_allocations_moved_generations(
+        environment, monkeypatch):
+    """On PostgreSQL a provider whose generation moved keeps its stock
+    while no transaction since the last read wrote what providers are
+    (logged by migration 0007's triggers): a claim, or allocations another
+    service writes, are read as usage alone. Once an inventory was written
+    (here straight into the database, as another service writes it), every
+    provider whose generation moved has its stock read again. Each answer
+    is the one a process that kept nothing gives."""
+    for name, vcpus in (('cn1', 4), ('cn2', 8)):
+        _create_host(environment, name, vcpus)
+    restocked = _record_restocked(monkeypatch)
+    rp = tables.resource_providers
+
+    def vcpus():
+        """{host: (VCPU capacity, VCPU used)} of the candidates' summaries."""
+        body = worlds.candidates(environment, 'resources=VCPU:1,DISK_GB:10')
+        return {uuid: (summary['resources']['VCPU']['capacity'],
+                       summary['resources']['VCPU']['used'])
+                for uuid, summary in body['provider_summaries'].items()}
+
+    def read_after(*changes):
+        """The answer after ``changes``, how many stocks each read read,
+        and then a fresh process's answer (kept for the next change)."""
+        for change in changes:
+            change()
+        del restocked[:]
+        answer, read = vcpus(), list(restocked)
+        cloud.forget(environment.db.read_engine)
+        assert vcpus() == answer
+        return answer, read
+
+    def claim(consumer, name, vcpus):
+        _request(environment, 'PUT', '/allocations/%s' % U(consumer),
+                 {'allocations': {U(name): {'resources': {'VCPU': vcpus}}},
+                  'project_id': U('p'), 'user_id': U('u'),
+                  'consumer_generation': None}, version='1.28', expect=204)
+
+    def as_another_service(name, write):
+        with environment.db.writer() as conn:
+            provider = conn.execute(sa.select(rp.c.id).where(
+                rp.c.uuid == U(name))).scalar()
+            write(conn, provider)
+            conn.execute(rp.update().where(rp.c.id == provider).values(
+                generation=rp.c.generation + 1))
+
+    def allocate(conn, provider):
+        conn.execute(tables.allocations.insert().values(
+            resource_provider_id=provider, resource_class_id=0,
+            consumer_id=U('other'), used=2))
+
+    def grow(conn, provider):
+        inventories = tables.inventories
+        conn.execute(inventories.update().where(
+            inventories.c.resource_provider_id == provider,
+            inventories.c.resource_class_id == 0).values(total=16))
+
+    vcpus()
+    assert read_after(lambda: claim('c1', 'cn1', 2)) == (
+        {U('cn1'): (4, 2), U('cn2'): (8, 0)}, [])
+    assert read_after(lambda: as_another_service('cn2', allocate)) == (
+        {U('cn1'): (4, 2), U('cn2'): (8, 2)}, [])
+    assert read_after(lambda: claim('c2', 'cn1', 1),
+                      lambda: as_another_service('cn2', grow)) == (
+        {U('cn1'): (4, 3), U('cn2'): (16, 2)}, [2])
+    assert read_after(lambda: claim('c3', 'cn2', 4)) == (
+        {U('cn1'): (4, 3), U('cn2'): (16, 6)}, [])
+
+
+@pytest.mark.only_backends('postgresql')
 @pytest.mark.parametrize('searched, first, second', [
     ('every tree', 'cn1', 'cn2'),
     ('some trees', 'cn2', 'cn3')])

@@ -55,11 +55,19 @@ def usage_by_provider_and_class(conn, provider_ids, class_ids):
     return {(rp_id, rc_id): int(used) for rp_id, rc_id, used in conn.execute(query)}
 
 
-def inventories_of(conn, provider_ids, class_ids):
-    """{(provider_id, class_id): inventory row} for those providers and classes."""
+def inventories_in_use(conn, provider_ids, class_ids):
+    """{(provider_id, class_id): inventory row} for those providers and
+    classes, each row with ``in_use``, the total allocated of it, read in
+    the same statement."""
     if not provider_ids or not class_ids:
         return {}
-    query = (sa.select(inventories)
+    in_use = (sa.select(sa.func.coalesce(sa.func.sum(allocations.c.used), 0))
+              .where(allocations.c.resource_provider_id
+                     == inventories.c.resource_provider_id,
+                     allocations.c.resource_class_id
+                     == inventories.c.resource_class_id)
+              .scalar_subquery())
+    query = (sa.select(inventories, in_use.label('in_use'))
              .where(bulk.one_of(conn, inventories.c.resource_provider_id,
                                 provider_ids),
                     bulk.one_of(conn, inventories.c.resource_class_id,

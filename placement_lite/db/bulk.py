@@ -81,25 +81,32 @@ def _rows(conn, table, rows):
         for index, column in enumerate(columns))).subquery('r')
 
 
-def insert(conn, table, rows, ignoring_duplicates=False, **same):
+def insert(conn, table, rows, ignoring_duplicates=False, returning=(),
+           **same):
     """Insert ``rows`` (dicts with the same columns) into ``table``, each
     with the columns ``same`` too; ``ignoring_duplicates`` skips the rows
     whose unique key another writer has just inserted (see
-    api.insert_ignoring)."""
+    api.insert_ignoring). With ``returning`` (columns of ``table``), the
+    rows inserted, those columns of each, where the database can say
+    (PostgreSQL, SQLite); else None."""
     if not rows:
-        return
+        return [] if returning else None
     statement = (db_api.insert_ignoring(conn, table) if ignoring_duplicates
                  else table.insert())
     if conn.dialect.name == 'mysql':
         conn.execute(statement.values(same), rows)
-        return
+        return None
     given = _rows(conn, table, rows)
     names = list(rows[0])
     # SQLite reads ON CONFLICT after a SELECT without WHERE as a join's.
-    conn.execute(statement.from_select(names + list(same), sa.select(
+    statement = statement.from_select(names + list(same), sa.select(
         *(given.c[name] for name in names),
         *(sa.literal(value, table.c[name].type).label(name)
-          for name, value in same.items())).where(sa.true())))
+          for name, value in same.items())).where(sa.true()))
+    if returning and conn.dialect.insert_returning:
+        return conn.execute(statement.returning(*returning)).all()
+    conn.execute(statement)
+    return None
 
 
 def update(conn, table, rows, match, **same):

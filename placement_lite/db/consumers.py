@@ -38,31 +38,35 @@ def _ids_by(conn, table, column, values):
     return {value: id_ for value, id_ in rows}
 
 
-def _ids(conn, table, column, values, create):
-    values = set(values)
-    if not values:
-        return {}
-    found = _ids_by(conn, table, column, values)
-    missing = values - set(found)
-    if missing and create:
-        _insert_ignoring_duplicates(conn, table, column, missing)
-        found.update(_ids_by(conn, table, column, missing))
-    return found
+#: The tables of a consumer's owners, and the column naming each row.
+_OWNERS = ((projects, 'external_id'), (users, 'external_id'),
+           (consumer_types, 'name'))
 
 
-def project_ids(conn, external_ids, create=False):
-    """{external_id: id} of those projects; ``create`` adds missing ones."""
-    return _ids(conn, projects, 'external_id', external_ids, create)
-
-
-def user_ids(conn, external_ids, create=False):
-    """{external_id: id} of those users; ``create`` adds missing ones."""
-    return _ids(conn, users, 'external_id', external_ids, create)
-
-
-def consumer_type_ids(conn, names, create=False):
-    """{name: id} of those consumer types; ``create`` adds missing ones."""
-    return _ids(conn, consumer_types, 'name', names, create)
+def owner_ids(conn, project_external_ids, user_external_ids, type_names):
+    """({external_id: id} of those projects, {external_id: id} of those
+    users, {name: id} of those consumer types), the missing ones created.
+    Those that exist are found in one statement: every allocation write
+    asks."""
+    wanted = [set(project_external_ids), set(user_external_ids),
+              set(type_names)]
+    found = [{}, {}, {}]
+    queries = [
+        bulk.where_one_of(conn, sa.select(
+            sa.literal_column(str(kind)), table.c[column], table.c.id),
+            table.c[column], values)
+        for kind, ((table, column), values) in enumerate(zip(_OWNERS,
+                                                            wanted))
+        if values]
+    if queries:
+        for kind, value, id_ in conn.execute(sa.union_all(*queries)):
+            found[kind][value] = id_
+    for (table, column), values, ids in zip(_OWNERS, wanted, found):
+        missing = values - set(ids)
+        if missing:
+            _insert_ignoring_duplicates(conn, table, column, missing)
+            ids.update(_ids_by(conn, table, column, missing))
+    return tuple(found)
 
 
 def _consumer_query():
@@ -106,13 +110,16 @@ def create_consumers(conn, rows):
     if not rows:
         return {}
     try:
-        bulk.insert(conn, consumers, [
+        created = bulk.insert(conn, consumers, [
             {'uuid': uuid, 'project_id': project_id, 'user_id': user_id,
              'consumer_type_id': type_id}
             for uuid, project_id, user_id, type_id in rows],
+            returning=(consumers.c.uuid, consumers.c.id),
             generation=0, created_at=lookups.utcnow())
     except sa.exc.IntegrityError as exc:
         raise db_api.Retry('a consumer was created concurrently') from exc
+    if created is not None:
+        return dict(created)
     return dict(conn.execute(bulk.where_one_of(
         conn, sa.select(consumers.c.uuid, consumers.c.id), consumers.c.uuid,
         [row[0] for row in rows])).all())

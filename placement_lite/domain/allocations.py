@@ -239,14 +239,14 @@ def _check_capacity(conn, claims, class_ids, touched, before):
     """
     provider_ids = sorted(touched)
     wanted_class_ids = sorted(set(class_ids[c.resource_class] for c in claims))
-    usage = collections.Counter(allocations_db.usage_by_provider_and_class(
-        conn, provider_ids, wanted_class_ids))
+    inventory = allocations_db.inventories_in_use(
+        conn, provider_ids, wanted_class_ids)
+    usage = collections.Counter(
+        {key: int(record.in_use) for key, record in inventory.items()})
     # Every other consumer's: the claims are counted one by one below.
     for claim in claims:
         usage[claim.provider.id, class_ids[claim.resource_class]] -= (
             claim.used)
-    inventory = allocations_db.inventories_of(
-        conn, provider_ids, wanted_class_ids)
 
     with_inventory = {provider_id for provider_id, _ in inventory}
     without = [touched[p].uuid for p in provider_ids if p not in with_inventory]

@@ -70,14 +70,11 @@ def ensure_owners(conn, conf, claims):
     """Ids of the projects, users and consumer types the claims name,
     creating the missing ones."""
     owners = [_owner_of(conf, claim) for claim in claims]
-    return Owners(
-        consumers_db.project_ids(
-            conn, {project for project, _user in owners}, create=True),
-        consumers_db.user_ids(
-            conn, {user for _project, user in owners}, create=True),
-        consumers_db.consumer_type_ids(
-            conn, {claim.consumer_type for claim in claims
-                   if claim.consumer_type is not None}, create=True))
+    return Owners(*consumers_db.owner_ids(
+        conn, [project for project, _user in owners],
+        [user for _project, user in owners],
+        [claim.consumer_type for claim in claims
+         if claim.consumer_type is not None]))
 
 
 def _generation_conflict(expected, given):

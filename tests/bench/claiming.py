@@ -51,28 +51,32 @@ remained (re-asks 0, failed 0).
 
 ### 5,000 compute hosts
 
-2026-11-29 13:10 UTC, commit 4cfa39a (issue 49: the ranked walk's
-names checked from the search's own lookups); load average 0.8 before,
-11.8 after.
+2026-11-29 20:22 UTC, commit 4860b4a (issue 49: a claim's next request
+reads usage alone, and its write runs 17 statements, not 24); load
+average 10.5 before (right after another run), 13.5 after.
 
 | variant | schedulers | placed / begun | instances/s | place p50 | p99 | candidates p50 | p99 | claim p50 | p99 | 409s | 409s / placed | re-asks | failed | server CPU / instance | database CPU / instance | checks |
 |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|
-| placement_lite, nova | 32 | 1000 / 1000 | 13.40 | 1025 ms | 6679 ms | 182 ms | 655 ms | 114 ms | 639 ms | 314 | 0.31 | 4 | 0 | 53 ms | 18 ms | ok |
-| placement_lite, claiming | 32 | 1000 / 1000 | 94.66 | 327 ms | 426 ms | - | - | 327 ms | 425 ms | 117 | 0.12 | 0 | 0 | 15 ms | 5 ms | ok |
+| placement_lite, nova | 32 | 1000 / 1000 | 13.88 | 1008 ms | 6357 ms | 163 ms | 589 ms | 104 ms | 573 ms | 444 | 0.44 | 9 | 0 | 48 ms | 17 ms | ok |
+| placement_lite, claiming | 32 | 1000 / 1000 | 134.53 | 228 ms | 318 ms | - | - | 228 ms | 317 ms | 122 | 0.12 | 0 | 0 | 10 ms | 3 ms | ok |
 
 | variant | schedulers | hosts it fits | largest memory share | ideal | one instance's | at most ideal + one | fullest host chosen | ideal |
 |---|---:|---:|---:|---:|---:|---|---:|---:|
-| placement_lite, nova | 32 | 4500 | 40.4% | 8.5% | 2.1% | **no** | 40.4% | 2.1% |
+| placement_lite, nova | 32 | 4500 | 42.6% | 8.5% | 2.1% | **no** | 42.6% | 2.1% |
 | placement_lite, claiming | 32 | 4500 | 8.5% | 8.5% | 2.1% | yes | 8.5% | 2.1% |
 
-Batches of 100 on distinct hosts: p50 595 ms (580, 673, 593, 595, 797), answered 200, 200, 200, 200, 200 (each instance on a host of its own: `tests/test_claims.py` checks it, and that a batch whose 100th does not fit writes nothing).
+Batches of 100 on distinct hosts: p50 519 ms (519, 522, 502, 521, 495), answered 200, 200, 200, 200, 200 (each instance on a host of its own: `tests/test_claims.py` checks it, and that a batch whose 100th does not fit writes nothing).
 
-Earlier runs the same day: 82.05 instances/s, p99 459 ms, 17 + 6 ms of
-CPU per instance (commit 3b5681d, the logs of writes); 81.31
-instances/s, p99 474 ms, 16 + 7 ms (before the log of what providers
-are); 66.82 instances/s, p99 579 ms, 21 + 7 ms (run right after a
-storm, load average rising from 1.4 to 10.2). Before issue 49
-(2026-11-28): 40.66 instances/s, p99 983 ms, 27 + 20 ms.
+The two runs before it, the same commit and hour: 127.22 instances/s,
+p99 339 ms, 10.8 + 3.6 ms of CPU per instance; 123.11 instances/s, p99
+328 ms, 11.3 + 3.7 ms. main at 8e7b122, the same hour, twice: 103.48
+and 107.15 instances/s, p99 384 and 355 ms, 12.9 + 4.4 ms. Earlier
+runs: 94.66 instances/s, p99 426 ms, 15 + 5 ms (commit 4cfa39a);
+82.05 instances/s, p99 459 ms, 17 + 6 ms (commit 3b5681d, the logs of
+writes); 81.31 instances/s, p99 474 ms, 16 + 7 ms (before the log of
+what providers are); 66.82 instances/s, p99 579 ms, 21 + 7 ms (run
+right after a storm, load average rising from 1.4 to 10.2). Before
+issue 49 (2026-11-28): 40.66 instances/s, p99 983 ms, 27 + 20 ms.
 
 ### 50,000 compute hosts
 
@@ -92,16 +96,24 @@ Batches of 100 on distinct hosts: p50 1743 ms (1743, 2166, 1405, 1299, 2524), an
 
 Against the reference's nova-pattern storm at 5,000 hosts with 32
 schedulers (0.83 instances/s, 2,100 + 225 ms of CPU per instance, above):
-114x the instances per second and 119x less server and database CPU
-per instance (19.5 ms). The time to place is what 32 schedulers waiting
+162x the instances per second and 171x less server and database CPU
+per instance (13.6 ms). The time to place is what 32 schedulers waiting
 on each other give on 2 cores: each waits for the claims ahead of it (32
-/ 95 per second = 0.34 s on average, the p50), so p99 stays under 500
-ms only while the service answers over 64 claims a second: it did in
-three runs of four. A claim costs what it writes and what changed since the
-last one, no longer what the cloud holds: the store is brought up to date
-from the providers PostgreSQL's triggers logged (migration 0007), not by
-scanning both tables (in-process, one claim after another: 34.5 ms, 17.0
-ms of CPU, before; 17.2 ms, 12.2 ms of CPU after).
+/ 135 per second = 0.24 s on average, the p50), so p99 stays under 500
+ms while the service answers over 64 claims a second: every run since
+commit 4860b4a answered over 120. A claim costs what it writes and what
+changed since the last one, no longer what the cloud holds: the store
+is brought up to date from the providers PostgreSQL's triggers logged
+(migration 0007), not by scanning both tables; a provider whose
+generation only allocations moved (no transaction logged as writing
+what providers are since) keeps its stock, so the next request reads its
+usage alone; the write finds the projects, users and consumer types in
+one statement, has the consumers created return their ids, and checks
+capacity with the inventories and what is allocated of them in one
+statement. In-process, one claim after another: 34.5 ms, 17.0 ms of
+CPU, before the logs; 17.2 ms, 12.2 ms of CPU after; 12.2 ms, 8.6 ms of
+CPU now (against 16.1 ms, 11.1 ms for main at 8e7b122, three runs each
+in turns, 400 claims a run).
 """
 
 VERSION = '1.43'

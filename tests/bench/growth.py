@@ -55,7 +55,12 @@ Even timed in turns a query's growth moves by about a tenth from run to
 run: the next run of the same code gave simple 3.89x, required_traits
 3.99x, member_of 3.53x, sharing 3.82x, isolate_all 4.03x, root_required
 3.95x. Averaged over both runs every query grows at most 0.5% faster
-than the hosts: 3.72x (member_of) to 4.02x (isolate_all).
+than the hosts: 3.72x (member_of) to 4.02x (isolate_all). A third run,
+at commit 8e7b122 (2026-11-29 20:03 UTC, begun with the load average at
+9.7 from the run before it): simple 3.93x, required_traits 3.97x,
+member_of 3.84x, sharing 3.62x, isolate_all 4.00x (835.8 -> 3342.7 ms),
+root_required 4.16x (91.5 -> 380.6 ms); averaged over the three, 3.74x
+(sharing) to 4.01x (isolate_all), root_required 3.97x.
 
 The same run on commit 42a68c1, before issue 49's last changes: simple
 4.25x (184.5 -> 783.3 ms), required_traits 4.54x (116.4 -> 528.8 ms),

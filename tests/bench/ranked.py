@@ -167,6 +167,15 @@ Every ranked variant is within issue 49's 1.5x of its twin at 50,000
 hosts: preferred 47 -> 32 ms, the shared key 52 -> 31, the two
 alternatives 59 -> 43, each answer still the brute-force head.
 
+Again at commit 8e7b122 (the walk's caches bounded, see [Growth without
+a limit](#growth-without-a-limit); 2026-11-29 19:51 UTC, 21 repetitions),
+50,000 hosts, each answer the brute-force head: nova_flavor_ranked 19
+against 18 ms (1.05x), nova_flavor_packed 23 ms (1.28x),
+nova_flavor_ranked_explain 78 against 72 ms (1.08x),
+nova_flavor_preferred 26 ms (1.43x), nova_flavor_shared_key 23 ms
+(1.31x), nova_flavor_in_tree_ranked 3 against 3 ms (1.05x),
+alternatives_ranked 35 against 26 ms (1.36x).
+
 The twin of `alternatives_ranked` is the unranked first alternative,
 which is what the answer holds where the trees with an FPGA are more
 than the limit (5,000 hosts and up). At 1,000 hosts they are 200: the

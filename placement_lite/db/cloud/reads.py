@@ -236,16 +236,21 @@ def read_scope(conn, store, scope, params, scope_of_trees):
 
 
 def patch(conn, store, state, usage, scope_of_trees, whole=False,
-          written=None):
+          written=None, stocks_unchanged=False):
     """``store`` brought up to the providers' ``state`` and ``usage`` just
     read (of a scope, or with ``whole`` of the whole cloud: every kept
     provider not in ``state`` then went; or of the providers ``written``,
     an array of ids: those not in ``state`` went). ``usage`` covers the
-    providers of ``state``, or those ``written``. The rows of ``state``,
-    in provider id order."""
+    providers of ``state``, or those ``written``. With
+    ``stocks_unchanged`` (no inventory, trait or aggregate written since
+    the store read them), a kept provider whose generation moved keeps
+    its stock. The rows of ``state``, in provider id order."""
     with store.lock:
         store.compact_if_worth_it()
     placed, current = store.placed(*state)
+    if stocks_unchanged and not current.all():
+        current = store.regenerated(placed, current, state.generations,
+                                     state.identities)
     observe.watcher.stocks(kept=int(current.sum()),
                            read=int(len(current) - current.sum()))
     if not current.all():
@@ -396,11 +401,14 @@ def _written_since(conn, store, scope_of_trees):
     xmin): every transaction it did not see. Providers written by
     transactions it did see come back too, and are found unchanged. Each
     provider logged is read again, its state and usage; one not found
-    went."""
+    went. Where no transaction logged as changing what providers are
+    (their places, inventories, traits, aggregates) is among those, the
+    generations that moved were moved by allocations: the stocks kept
+    stay."""
     if not store.writes_logged:
         return False
     oldest_unseen = _snapshot_xmin(store.transactions_seen)
-    state, usage, written, seen = conn.execute(
+    state, usage, written, seen, structure_written = conn.execute(
         _written_since_query(), {'since': oldest_unseen}).one()
     # Every transaction a trim of the log could have run in is before
     # the next one this statement's snapshot would give (its xmax).
@@ -408,7 +416,8 @@ def _written_since(conn, store, scope_of_trees):
         return False
     patch(conn, store, _state_of_text(state or '', False),
           _usage_of_text(usage or ''), scope_of_trees,
-          written=_numbers(written or '', 1)[:, 0].copy())
+          written=_numbers(written or '', 1)[:, 0].copy(),
+          stocks_unchanged=not structure_written)
     store.whole_read(seen)
     return True
 
@@ -531,18 +540,19 @@ def _mysql_whole_queries(reused):
 
 #: Whether a transaction at or after ``:since`` wrote what providers
 #: are, and the transactions the statement saw.
-_STRUCTURE_WRITTEN_SINCE = sa.select(
-    sa.exists().where(tables.structure_writes.c.transaction_id
-                      >= sa.bindparam('since', type_=sa.BigInteger)),
-    TRANSACTIONS_SEEN)
+_STRUCTURE_WRITTEN = sa.exists().where(
+    tables.structure_writes.c.transaction_id
+    >= sa.bindparam('since', type_=sa.BigInteger))
+_STRUCTURE_WRITTEN_SINCE = sa.select(_STRUCTURE_WRITTEN, TRANSACTIONS_SEEN)
 
 
 @functools.cache
 def _written_since_query():
     """The state lines of the providers logged as written by a
     transaction at or after ``:since``, the usage lines of those
-    providers, their ids (one text), and the transactions the statement
-    saw."""
+    providers, their ids (one text), the transactions the statement saw,
+    and whether a transaction at or after ``:since`` changed what
+    providers are."""
     log = tables.provider_writes
     written = (sa.select(log.c.provider_id)
                .where(log.c.transaction_id >= sa.bindparam(
@@ -553,4 +563,4 @@ def _written_since_query():
     ids = sa.select(sa.func.aggregate_strings(
         sa.cast(written.subquery().c.provider_id, sa.Text), ' '))
     return sa.select(*(select.scalar_subquery() for select in (
-        state, usage, ids, _TRANSACTIONS_SEEN)))
+        state, usage, ids, _TRANSACTIONS_SEEN)), _STRUCTURE_WRITTEN)

@@ -306,6 +306,20 @@ class Store:
                 self._changed(self.rows.id[moving])
         return rows, current
 
+    def regenerated(self, rows, current, generations, identities):
+        """``current`` (as placed gives it, for the state rows just read)
+        with every kept provider of the same identity that it does not
+        count current now current at its new generation: for a caller
+        that knows their stocks unchanged (only allocations moved their
+        generations)."""
+        moved = ~current & (rows != DEAD)
+        at = rows[moved]
+        moved[moved] = ((self.rows.identity[at] == identities[moved])
+                        & (identities[moved] != NO_IDENTITY))
+        with self.lock:
+            self.rows.generation[rows[moved]] = generations[moved]
+        return current | moved
+
     def restock(self, ids, parents, roots, generations, identities, uuids,
                 inventories, trait_names):
         """Keep the stock just read of the providers ``ids`` (arrays, as
