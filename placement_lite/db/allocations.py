@@ -4,6 +4,8 @@
 schema); reads join consumers on it.
 """
 
+import functools
+
 import sqlalchemy as sa
 
 from placement_lite.db import bulk
@@ -30,29 +32,49 @@ def providers_named(conn, uuids, lock=False):
     """
     if not uuids:
         return {}
-    query = (bulk.where_one_of(
-        conn, sa.select(providers.c.id, providers.c.uuid,
-                        providers.c.generation), providers.c.uuid, uuids)
-             .order_by(providers.c.id))
-    rows = (locks.lock_at_once(conn, query, providers.c.uuid, uuids) if lock
-            else conn.execute(query))
+    query = _providers_named(conn.dialect.name, lock)
+    params = {'uuids': bulk.bound(conn, uuids)}
+    rows = (locks.lock_at_once(conn, query, providers.c.uuid, uuids, params)
+            if lock else conn.execute(query, params))
     return {row.uuid: row for row in rows}
+
+
+@functools.cache
+def _providers_named(dialect, lock):
+    query = bulk.where_one_of_bound(
+        dialect, sa.select(providers.c.id, providers.c.uuid,
+                           providers.c.generation),
+        providers.c.uuid, 'uuids').order_by(providers.c.id)
+    return locks.locking(query, providers.c.uuid) if lock else query
 
 
 def usage_by_provider_and_class(conn, provider_ids, class_ids):
     """{(provider_id, class_id): total used} for those providers and classes."""
     if not provider_ids or not class_ids:
         return {}
-    query = (sa.select(allocations.c.resource_provider_id,
-                       allocations.c.resource_class_id,
-                       sa.func.sum(allocations.c.used))
-             .where(bulk.one_of(conn, allocations.c.resource_provider_id,
-                                provider_ids),
-                    bulk.one_of(conn, allocations.c.resource_class_id,
-                                class_ids))
-             .group_by(allocations.c.resource_provider_id,
-                       allocations.c.resource_class_id))
-    return {(rp_id, rc_id): int(used) for rp_id, rc_id, used in conn.execute(query)}
+    rows = conn.execute(_usage_by_provider_and_class(conn.dialect.name),
+                        _of_providers_and_classes(conn, provider_ids,
+                                                  class_ids))
+    return {(rp_id, rc_id): int(used) for rp_id, rc_id, used in rows}
+
+
+def _of_providers_and_classes(conn, provider_ids, class_ids):
+    return {'provider_ids': bulk.bound(conn, provider_ids),
+            'class_ids': bulk.bound(conn, class_ids)}
+
+
+@functools.cache
+def _usage_by_provider_and_class(dialect):
+    return (sa.select(allocations.c.resource_provider_id,
+                      allocations.c.resource_class_id,
+                      sa.func.sum(allocations.c.used))
+            .where(bulk.one_of_bound(dialect,
+                                     allocations.c.resource_provider_id,
+                                     'provider_ids'),
+                   bulk.one_of_bound(dialect, allocations.c.resource_class_id,
+                                     'class_ids'))
+            .group_by(allocations.c.resource_provider_id,
+                      allocations.c.resource_class_id))
 
 
 def inventories_in_use(conn, provider_ids, class_ids):
@@ -61,26 +83,40 @@ def inventories_in_use(conn, provider_ids, class_ids):
     the same statement."""
     if not provider_ids or not class_ids:
         return {}
+    rows = conn.execute(_inventories_in_use(conn.dialect.name),
+                        _of_providers_and_classes(conn, provider_ids,
+                                                  class_ids))
+    return {(row.resource_provider_id, row.resource_class_id): row
+            for row in rows}
+
+
+@functools.cache
+def _inventories_in_use(dialect):
     in_use = (sa.select(sa.func.coalesce(sa.func.sum(allocations.c.used), 0))
               .where(allocations.c.resource_provider_id
                      == inventories.c.resource_provider_id,
                      allocations.c.resource_class_id
                      == inventories.c.resource_class_id)
               .scalar_subquery())
-    query = (sa.select(inventories, in_use.label('in_use'))
-             .where(bulk.one_of(conn, inventories.c.resource_provider_id,
-                                provider_ids),
-                    bulk.one_of(conn, inventories.c.resource_class_id,
-                                class_ids)))
-    return {(row.resource_provider_id, row.resource_class_id): row
-            for row in conn.execute(query)}
+    return (sa.select(inventories, in_use.label('in_use'))
+            .where(bulk.one_of_bound(dialect,
+                                     inventories.c.resource_provider_id,
+                                     'provider_ids'),
+                   bulk.one_of_bound(dialect, inventories.c.resource_class_id,
+                                     'class_ids')))
 
 
 def delete_for_consumers(conn, consumer_uuids):
     """Remove every allocation of the given consumers."""
     if consumer_uuids:
-        conn.execute(allocations.delete().where(
-            bulk.one_of(conn, allocations.c.consumer_id, consumer_uuids)))
+        conn.execute(_delete_for_consumers(conn.dialect.name),
+                     {'consumer_uuids': bulk.bound(conn, consumer_uuids)})
+
+
+@functools.cache
+def _delete_for_consumers(dialect):
+    return allocations.delete().where(bulk.one_of_bound(
+        dialect, allocations.c.consumer_id, 'consumer_uuids'))
 
 
 def insert(conn, rows):

@@ -4,6 +4,8 @@ A consumer row exists while the consumer holds allocations (and, as in the
 reference, after an allocation write that named it without giving it any).
 """
 
+import functools
+
 import sqlalchemy as sa
 
 from placement_lite.db import api as db_api
@@ -51,15 +53,12 @@ def owner_ids(conn, project_external_ids, user_external_ids, type_names):
     wanted = [set(project_external_ids), set(user_external_ids),
               set(type_names)]
     found = [{}, {}, {}]
-    queries = [
-        bulk.where_one_of(conn, sa.select(
-            sa.literal_column(str(kind)), table.c[column], table.c.id),
-            table.c[column], values)
-        for kind, ((table, column), values) in enumerate(zip(_OWNERS,
-                                                            wanted))
-        if values]
-    if queries:
-        for kind, value, id_ in conn.execute(sa.union_all(*queries)):
+    kinds = tuple(kind for kind, values in enumerate(wanted) if values)
+    if kinds:
+        for kind, value, id_ in conn.execute(
+                _owner_ids(conn.dialect.name, kinds),
+                {'names_%d' % kind: bulk.bound(conn, wanted[kind])
+                 for kind in kinds}):
             found[kind][value] = id_
     for (table, column), values, ids in zip(_OWNERS, wanted, found):
         missing = values - set(ids)
@@ -67,6 +66,17 @@ def owner_ids(conn, project_external_ids, user_external_ids, type_names):
             _insert_ignoring_duplicates(conn, table, column, missing)
             ids.update(_ids_by(conn, table, column, missing))
     return tuple(found)
+
+
+@functools.cache
+def _owner_ids(dialect, kinds):
+    """Query: (kind, name, id) of the owners of each of ``kinds`` (indexes
+    into _OWNERS) named by the parameter ``names_<kind>``."""
+    return sa.union_all(*(
+        bulk.where_one_of_bound(dialect, sa.select(
+            sa.literal_column(str(kind)), table.c[column], table.c.id),
+            table.c[column], 'names_%d' % kind)
+        for kind, (table, column) in enumerate(_OWNERS) if kind in kinds))
 
 
 def _consumer_query():
@@ -93,12 +103,20 @@ def consumers_by_uuid(conn, uuids, lock=False):
     """
     if not uuids:
         return {}
-    query = bulk.where_one_of(conn, _consumer_query(), consumers.c.uuid,
-                              uuids).order_by(consumers.c.uuid)
+    query = _consumers_by_uuid(conn.dialect.name, lock)
+    params = {'uuids': bulk.bound(conn, uuids)}
     if lock:
         return {row.uuid: row for row in locks.lock_at_once(
-            conn, query, consumers.c.uuid, uuids)}
-    return {row.uuid: row for row in conn.execute(query)}
+            conn, query, consumers.c.uuid, uuids, params)}
+    return {row.uuid: row for row in conn.execute(query, params)}
+
+
+@functools.cache
+def _consumers_by_uuid(dialect, lock):
+    query = bulk.where_one_of_bound(dialect, _consumer_query(),
+                                    consumers.c.uuid, 'uuids').order_by(
+                                        consumers.c.uuid)
+    return locks.locking(query, consumers.c.uuid) if lock else query
 
 
 def create_consumers(conn, rows):

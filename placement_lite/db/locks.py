@@ -46,14 +46,19 @@ class Busy(Exception):
         self.values = sorted(values)
 
 
-def lock_at_once(conn, query, column, values):
-    """The rows of ``query`` (a SELECT of ``column``'s table limited to the
-    rows whose ``column`` is one of ``values``), locked until the
-    transaction ends, all of them or none: Busy when another transaction
-    holds one."""
+def locking(query, column):
+    """``query`` (a SELECT of ``column``'s table), locking the rows it
+    reads without waiting for them: what lock_at_once runs."""
+    return query.with_for_update(nowait=True, of=column.table)
+
+
+def lock_at_once(conn, query, column, values, params=None):
+    """The rows of ``query`` (made by :func:`locking`; limited to the rows
+    whose ``column`` is one of ``values``, run with ``params``), locked
+    until the transaction ends, all of them or none: Busy when another
+    transaction holds one."""
     try:
-        return conn.execute(query.with_for_update(
-            nowait=True, of=column.table)).all()
+        return conn.execute(query, params).all()
     except sa.exc.OperationalError as exc:
         if _is_lock_not_available(exc):
             raise Busy(column, values) from exc

@@ -6,6 +6,7 @@ returns plain values or ``Row`` objects; none of them knows HTTP.
 """
 
 import datetime
+import functools
 
 import sqlalchemy as sa
 
@@ -47,8 +48,14 @@ def resource_class_ids(conn, names):
     """{name: id} for the resource classes among ``names`` that exist."""
     if not names:
         return {}
-    return dict(conn.execute(bulk.where_one_of(
-        conn, sa.select(rc.c.name, rc.c.id), rc.c.name, names)).all())
+    return dict(conn.execute(_resource_class_ids(conn.dialect.name),
+                             {'names': bulk.bound(conn, names)}).all())
+
+
+@functools.cache
+def _resource_class_ids(dialect):
+    return bulk.where_one_of_bound(dialect, sa.select(rc.c.name, rc.c.id),
+                                   rc.c.name, 'names')
 
 
 def resource_class_names(conn, ids=None):

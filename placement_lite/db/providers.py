@@ -187,8 +187,9 @@ def lock_provider(conn, provider_id):
     """Hold the provider's row until the transaction ends, or raise
     locks.Busy when another transaction holds it (a SQLite writer holds
     the whole database already)."""
-    locks.lock_at_once(conn, sa.select(rp.c.id).where(rp.c.id == provider_id),
-                       rp.c.id, [provider_id])
+    locks.lock_at_once(
+        conn, locks.locking(sa.select(rp.c.id).where(rp.c.id == provider_id),
+                            rp.c.id), rp.c.id, [provider_id])
 
 
 def subtree_ids(conn, provider):
