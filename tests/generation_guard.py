@@ -185,10 +185,11 @@ def _after_execute(conn, statement, multiparams, params, execution_options,
     before = state.before.pop(statement, [])
     if table in STOCK_TABLES:
         if isinstance(statement, sa.Insert) and statement.select is not None:
-            # INSERT ... SELECT (db.bulk): the rows the select made.
+            # INSERT ... SELECT (db.bulk): the rows the select made, its
+            # values bound as the insert's.
             inserted = statement.select.subquery()
-            ids = conn.execute(
-                sa.select(inserted.c.resource_provider_id)).scalars().all()
+            ids = conn.execute(sa.select(inserted.c.resource_provider_id),
+                               params).scalars().all()
         elif isinstance(statement, sa.Insert):
             ids = [row['resource_provider_id']
                    for row in result.context.compiled_parameters]
@@ -199,7 +200,7 @@ def _after_execute(conn, statement, multiparams, params, execution_options,
     elif isinstance(statement, sa.Insert) and statement.select is not None:
         # INSERT ... SELECT of providers with their ids (tests/bench/builder.py).
         state.accounted.update(conn.execute(sa.select(
-            statement.select.subquery().c.id)).scalars())
+            statement.select.subquery().c.id), params).scalars())
     elif isinstance(statement, sa.Insert):
         state.accounted.update(
             row[0] for row in result.inserted_primary_key_rows)

@@ -3,6 +3,8 @@
 made with its values finds, on every database, whatever the values'
 characters."""
 
+import datetime
+
 import pytest
 import sqlalchemy as sa
 
@@ -54,3 +56,45 @@ def test_values_bound_when_run_find_what_values_made_in_find(environment,
         assert _made_once(conn, [ABSENT], joined) == {}
         assert _made_once(conn, ODD_NAMES[1:3], joined) == {
             name: created[name] for name in ODD_NAMES[1:3]}
+
+
+def test_rows_bound_when_run_are_written_as_given(environment):
+    """The same insert, update and compare-and-bump, made once, write the
+    rows each call gives (a second call's values, not the first's)."""
+    when = [datetime.datetime(2026, 1, 2, 3, 4, 5),
+            datetime.datetime(2026, 6, 7, 8, 9, 10)]
+    consumer_rows = tables.consumers
+    with environment.db.writer() as conn:
+        project, user, _types = consumers.owner_ids(conn, ['p'], ['u', 'v'],
+                                                    [])
+        ids = {}
+        for batch, names in enumerate((ODD_NAMES[:4], ODD_NAMES[4:])):
+            created = bulk.insert(
+                conn, consumer_rows,
+                [{'uuid': name, 'project_id': project['p'],
+                  'user_id': user['u']} for name in names],
+                returning=(consumer_rows.c.uuid, consumer_rows.c.id),
+                generation=batch, created_at=when[batch])
+            ids.update(dict(created) if created is not None else dict(
+                conn.execute(sa.select(consumer_rows.c.uuid,
+                                       consumer_rows.c.id)).all()))
+        assert sorted(ids) == sorted(ODD_NAMES)
+        bulk.update(conn, consumer_rows,
+                    [{'id': ids[name], 'user_id': user['v']}
+                     for name in ODD_NAMES[:2]], ('id',),
+                    updated_at=when[1])
+        assert bulk.compare_and_bump(
+            conn, consumer_rows, {ids[name]: 1 for name in ODD_NAMES[4:]},
+            updated_at=when[0])
+        assert not bulk.compare_and_bump(
+            conn, consumer_rows, {ids[ODD_NAMES[0]]: 1}, updated_at=when[0])
+        written = {row.uuid: (row.generation, row.created_at, row.user_id,
+                              row.updated_at)
+                   for row in conn.execute(sa.select(consumer_rows))}
+    assert written == {
+        name: (batch + (batch == 1), when[batch],
+               user['v'] if name in ODD_NAMES[:2] else user['u'],
+               when[1] if name in ODD_NAMES[:2]
+               else when[0] if batch == 1 else None)
+        for batch, names in enumerate((ODD_NAMES[:4], ODD_NAMES[4:]))
+        for name in names}

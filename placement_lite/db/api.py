@@ -446,10 +446,15 @@ def insert_ignoring(conn, table, index_elements=None):
     """An INSERT into ``table`` that skips the rows whose unique key
     (``index_elements``, any by default; MySQL: any) is already taken:
     ON CONFLICT DO NOTHING, INSERT IGNORE on MySQL/MariaDB."""
-    if conn.dialect.name == 'mysql':
+    return insert_ignoring_on(conn.dialect.name, table, index_elements)
+
+
+def insert_ignoring_on(dialect, table, index_elements=None):
+    """insert_ignoring, for the dialect named ``dialect``."""
+    if dialect == 'mysql':
         return sa.insert(table).prefix_with('IGNORE')
-    dialect = postgresql if conn.dialect.name == 'postgresql' else sqlite
-    return dialect.insert(table).on_conflict_do_nothing(
+    module = postgresql if dialect == 'postgresql' else sqlite
+    return module.insert(table).on_conflict_do_nothing(
         index_elements=index_elements)
 
 

@@ -9,8 +9,15 @@ array's text, and rows are those arrays side by side (``unnest``); on
 SQLite they are one JSON document (``json_each``). MySQL and MariaDB get
 the IN list and executemany: a JSON_TABLE's strings have a collation of
 their own, which a database the reference created does not share.
+
+Making a statement and its cache key costs SQLAlchemy more than running
+it, for the few rows of most writes: the statements of rows (insert,
+update, compare_and_bump) are made once per dialect and shape, their
+values bound by name when they run; so are those callers make with
+one_of_bound.
 """
 
+import functools
 import json
 
 import sqlalchemy as sa
@@ -86,12 +93,6 @@ def _where_one_of(dialect, query, column, param):
     return query.join(items, column == items.c.value)
 
 
-def _array(values, item_type):
-    """A PostgreSQL array of ``values``, as a parameter holding its text."""
-    return sa.cast(sa.bindparam(None, _array_text(values), type_=sa.Text),
-                   postgresql.ARRAY(item_type))
-
-
 def _array_text(values):
     """The text of a PostgreSQL array of ``values``."""
     kinds = set(map(type, values))
@@ -105,29 +106,53 @@ def _array_text(values):
     return '{%s}' % ','.join(items)
 
 
-def _rows(conn, table, rows):
-    """A subquery ``r`` of ``rows`` (dicts with the same keys, columns of
-    ``table``), its columns typed as ``table``'s (PostgreSQL, SQLite)."""
+def _rows(dialect, table, names):
+    """A subquery ``r`` of rows of the columns ``names`` of ``table``,
+    typed as its, bound when the statement runs (:func:`_rows_bound`)
+    (PostgreSQL, SQLite)."""
+    columns = [table.c[name] for name in names]
+    if dialect == 'postgresql':
+        return sa.func.unnest(*(
+            sa.cast(sa.bindparam('rows_' + column.name, type_=sa.Text),
+                    postgresql.ARRAY(column.type))
+            for column in columns)).table_valued(
+                *(sa.column(column.name, column.type) for column in columns)
+            ).render_derived(name='r')
+    items = sa.func.json_each(
+        sa.bindparam('rows', type_=sa.Text)).table_valued('value')
+    return sa.select(*(
+        sa.type_coerce(sa.func.json_extract(items.c.value, '$[%d]' % index),
+                       column.type).label(column.name)
+        for index, column in enumerate(columns))).subquery('r')
+
+
+def _rows_bound(conn, table, rows):
+    """The parameters of a _rows subquery for ``rows`` (dicts with the
+    same keys, columns of ``table``): on PostgreSQL an array's text per
+    column, on SQLite one JSON document of the rows, their values as the
+    columns' types store them."""
     columns = [table.c[name] for name in rows[0]]
     values = [[row[column.name] for row in rows] for column in columns]
     if conn.dialect.name == 'postgresql':
-        return sa.func.unnest(*(
-            _array(column_values, column.type)
-            for column, column_values in zip(columns, values))).table_valued(
-                *(sa.column(column.name, column.type) for column in columns)
-            ).render_derived(name='r')
+        return {'rows_' + column.name: _array_text(column_values)
+                for column, column_values in zip(columns, values)}
     for index, column in enumerate(columns):
         process = column.type.dialect_impl(conn.dialect).bind_processor(
             conn.dialect)
         if process is not None:
             stored = {value: process(value) for value in set(values[index])}
             values[index] = list(map(stored.__getitem__, values[index]))
-    items = sa.func.json_each(sa.bindparam(
-        None, json.dumps(list(zip(*values))))).table_valued('value')
-    return sa.select(*(
-        sa.type_coerce(sa.func.json_extract(items.c.value, '$[%d]' % index),
-                       column.type).label(column.name)
-        for index, column in enumerate(columns))).subquery('r')
+    return {'rows': json.dumps(list(zip(*values)))}
+
+
+def _same(table, names, prefix):
+    """{name: a parameter typed as ``table``'s column} for ``names``."""
+    return {name: sa.bindparam(prefix + name, type_=table.c[name].type)
+            for name in names}
+
+
+def _same_bound(same, prefix):
+    return {prefix + name: value for name, value in same.items()}
 
 
 def insert(conn, table, rows, ignoring_duplicates=False, returning=(),
@@ -140,22 +165,31 @@ def insert(conn, table, rows, ignoring_duplicates=False, returning=(),
     (PostgreSQL, SQLite); else None."""
     if not rows:
         return [] if returning else None
-    statement = (db_api.insert_ignoring(conn, table) if ignoring_duplicates
-                 else table.insert())
-    if conn.dialect.name == 'mysql':
+    dialect = conn.dialect.name
+    if dialect == 'mysql':
+        statement = (db_api.insert_ignoring(conn, table)
+                     if ignoring_duplicates else table.insert())
         conn.execute(statement.values(same), rows)
         return None
-    given = _rows(conn, table, rows)
-    names = list(rows[0])
+    returning = tuple(returning) if conn.dialect.insert_returning else ()
+    result = conn.execute(
+        _insert(dialect, table, tuple(rows[0]), tuple(same),
+                ignoring_duplicates, returning),
+        {**_rows_bound(conn, table, rows), **_same_bound(same, 'same_')})
+    return result.all() if returning else None
+
+
+@functools.cache
+def _insert(dialect, table, names, same, ignoring_duplicates, returning):
+    statement = (db_api.insert_ignoring_on(dialect, table)
+                 if ignoring_duplicates else table.insert())
+    given = _rows(dialect, table, names)
     # SQLite reads ON CONFLICT after a SELECT without WHERE as a join's.
-    statement = statement.from_select(names + list(same), sa.select(
+    statement = statement.from_select(list(names) + list(same), sa.select(
         *(given.c[name] for name in names),
-        *(sa.literal(value, table.c[name].type).label(name)
-          for name, value in same.items())).where(sa.true()))
-    if returning and conn.dialect.insert_returning:
-        return conn.execute(statement.returning(*returning)).all()
-    conn.execute(statement)
-    return None
+        *(param.label(name) for name, param
+          in _same(table, same, 'same_').items())).where(sa.true()))
+    return statement.returning(*returning) if returning else statement
 
 
 def update(conn, table, rows, match, **same):
@@ -175,11 +209,20 @@ def update(conn, table, rows, match, **same):
             [{('match_' if name in match else 'new_') + name: value
               for name, value in row.items()} for row in rows])
         return
-    given = _rows(conn, table, rows)
     conn.execute(
-        table.update()
-        .where(*(table.c[name] == given.c[name] for name in match))
-        .values({**{name: given.c[name] for name in changed}, **same}))
+        _update(conn.dialect.name, table, tuple(rows[0]), tuple(match),
+                tuple(same)),
+        {**_rows_bound(conn, table, rows), **_same_bound(same, 'same_')})
+
+
+@functools.cache
+def _update(dialect, table, names, match, same):
+    given = _rows(dialect, table, names)
+    return (table.update()
+            .where(*(table.c[name] == given.c[name] for name in match))
+            .values({**{name: given.c[name] for name in names
+                        if name not in match},
+                     **_same(table, same, 'same_')}))
 
 
 def compare_and_bump(conn, table, expected, **also):
@@ -196,11 +239,19 @@ def compare_and_bump(conn, table, expected, **also):
             .where(table.c.id == row_id, table.c.generation == generation)
             .values(generation=generation + 1, **also)).rowcount == 1
             for row_id, generation in sorted(expected.items()))
-    given = _rows(conn, table, [{'id': row_id, 'generation': generation}
-                                for row_id, generation in expected.items()])
+    rows = [{'id': row_id, 'generation': generation}
+            for row_id, generation in expected.items()]
     return conn.execute(
-        table.update()
-        .where(table.c.id == given.c.id,
-               table.c.generation == given.c.generation)
-        .values(generation=given.c.generation + 1, **also)
+        _compare_and_bump(conn.dialect.name, table, tuple(also)),
+        {**_rows_bound(conn, table, rows), **_same_bound(also, 'also_')}
     ).rowcount == len(expected)
+
+
+@functools.cache
+def _compare_and_bump(dialect, table, also):
+    given = _rows(dialect, table, ('id', 'generation'))
+    return (table.update()
+            .where(table.c.id == given.c.id,
+                   table.c.generation == given.c.generation)
+            .values(generation=given.c.generation + 1,
+                    **_same(table, also, 'also_')))

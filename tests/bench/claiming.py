@@ -51,33 +51,35 @@ remained (re-asks 0, failed 0).
 
 ### 5,000 compute hosts
 
-2026-11-29 20:22 UTC, commit 4860b4a (issue 49: a claim's next request
-reads usage alone, and its write runs 17 statements, not 24); load
-average 10.5 before (right after another run), 13.5 after.
+2026-11-29 21:13 UTC, commit 29b604e (issue 49: a claim's next request
+reads usage alone; its write runs 17 statements, not 24, each made once
+per dialect); load average 1.2 before, 13.3 after.
 
 | variant | schedulers | placed / begun | instances/s | place p50 | p99 | candidates p50 | p99 | claim p50 | p99 | 409s | 409s / placed | re-asks | failed | server CPU / instance | database CPU / instance | checks |
 |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|
-| placement_lite, nova | 32 | 1000 / 1000 | 13.88 | 1008 ms | 6357 ms | 163 ms | 589 ms | 104 ms | 573 ms | 444 | 0.44 | 9 | 0 | 48 ms | 17 ms | ok |
-| placement_lite, claiming | 32 | 1000 / 1000 | 134.53 | 228 ms | 318 ms | - | - | 228 ms | 317 ms | 122 | 0.12 | 0 | 0 | 10 ms | 3 ms | ok |
+| placement_lite, nova | 32 | 1000 / 1000 | 14.34 | 938 ms | 6114 ms | 143 ms | 611 ms | 83 ms | 589 ms | 370 | 0.37 | 4 | 0 | 44 ms | 17 ms | ok |
+| placement_lite, claiming | 32 | 1000 / 1000 | 164.20 | 186 ms | 265 ms | - | - | 186 ms | 264 ms | 100 | 0.10 | 0 | 0 | 7 ms | 4 ms | ok |
 
 | variant | schedulers | hosts it fits | largest memory share | ideal | one instance's | at most ideal + one | fullest host chosen | ideal |
 |---|---:|---:|---:|---:|---:|---|---:|---:|
-| placement_lite, nova | 32 | 4500 | 42.6% | 8.5% | 2.1% | **no** | 42.6% | 2.1% |
+| placement_lite, nova | 32 | 4500 | 40.4% | 8.5% | 2.1% | **no** | 40.4% | 2.1% |
 | placement_lite, claiming | 32 | 4500 | 8.5% | 8.5% | 2.1% | yes | 8.5% | 2.1% |
 
-Batches of 100 on distinct hosts: p50 519 ms (519, 522, 502, 521, 495), answered 200, 200, 200, 200, 200 (each instance on a host of its own: `tests/test_claims.py` checks it, and that a batch whose 100th does not fit writes nothing).
+Batches of 100 on distinct hosts: p50 342 ms (345, 351, 339, 342, 314), answered 200, 200, 200, 200, 200 (each instance on a host of its own: `tests/test_claims.py` checks it, and that a batch whose 100th does not fit writes nothing).
 
-Then, with the write's statements made once (commit 155b990, 20:47 and
-20:50 UTC): 136.25 instances/s, p99 345 ms, 9.7 + 3.7 ms of CPU per
-instance, batches p50 449 ms; 135.41 instances/s, p99 310 ms, 9.8 + 3.6
-ms, batches p50 434 ms. In-process, one claim after another, 7.6 against
-8.9 ms of CPU without it (two runs each, in turns).
+The same hour, step by step (server + database CPU per instance):
+with only the statements of a write's lookups made once (commit
+155b990), 136.25 and 135.41 instances/s, p99 345 and 310 ms, 9.7 + 3.7
+and 9.8 + 3.6 ms, batches p50 449 and 434 ms; before that (commit
+4860b4a: the next request reads usage alone, 17 statements), 127.22,
+123.11 and 134.53 instances/s, p99 339, 328 and 318 ms, 10.8 + 3.6,
+11.3 + 3.7 and 10.2 + 3.4 ms, batches p50 about 520 ms; main at 8e7b122,
+twice: 103.48 and 107.15 instances/s, p99 384 and 355 ms, 12.9 + 4.4 ms.
+In-process, one claim after another (400 claims a run, in turns): 16.1
+ms and 11.1 ms of CPU a claim at 8e7b122; 12.2 and 8.6 at 4860b4a; 7.6
+ms of CPU at 155b990; 9.4 and 5.8 ms of CPU now.
 
-The two runs before it, the same commit and hour: 127.22 instances/s,
-p99 339 ms, 10.8 + 3.6 ms of CPU per instance; 123.11 instances/s, p99
-328 ms, 11.3 + 3.7 ms. main at 8e7b122, the same hour, twice: 103.48
-and 107.15 instances/s, p99 384 and 355 ms, 12.9 + 4.4 ms. Earlier
-runs: 94.66 instances/s, p99 426 ms, 15 + 5 ms (commit 4cfa39a);
+Earlier runs, before this stop: 94.66 instances/s, p99 426 ms, 15 + 5 ms (commit 4cfa39a);
 82.05 instances/s, p99 459 ms, 17 + 6 ms (commit 3b5681d, the logs of
 writes); 81.31 instances/s, p99 474 ms, 16 + 7 ms (before the log of
 what providers are); 66.82 instances/s, p99 579 ms, 21 + 7 ms (run
@@ -102,10 +104,10 @@ Batches of 100 on distinct hosts: p50 1743 ms (1743, 2166, 1405, 1299, 2524), an
 
 Against the reference's nova-pattern storm at 5,000 hosts with 32
 schedulers (0.83 instances/s, 2,100 + 225 ms of CPU per instance, above):
-162x the instances per second and 171x less server and database CPU
-per instance (13.6 ms). The time to place is what 32 schedulers waiting
+198x the instances per second and 213x less server and database CPU
+per instance (10.9 ms). The time to place is what 32 schedulers waiting
 on each other give on 2 cores: each waits for the claims ahead of it (32
-/ 135 per second = 0.24 s on average, the p50), so p99 stays under 500
+/ 164 per second = 0.19 s on average, the p50), so p99 stays under 500
 ms while the service answers over 64 claims a second: every run since
 commit 4860b4a answered over 120. A claim costs what it writes and what
 changed since the last one, no longer what the cloud holds: the store
@@ -116,10 +118,11 @@ what providers are since) keeps its stock, so the next request reads its
 usage alone; the write finds the projects, users and consumer types in
 one statement, has the consumers created return their ids, and checks
 capacity with the inventories and what is allocated of them in one
-statement. In-process, one claim after another: 34.5 ms, 17.0 ms of
-CPU, before the logs; 17.2 ms, 12.2 ms of CPU after; 12.2 ms, 8.6 ms of
-CPU now (against 16.1 ms, 11.1 ms for main at 8e7b122, three runs each
-in turns, 400 claims a run).
+statement; and every statement of the write is made once per dialect,
+its values bound when it runs (making a statement and its cache key
+cost SQLAlchemy more than running it). In-process, one claim after
+another: 34.5 ms, 17.0 ms of CPU, before the logs; 17.2 ms, 12.2 ms of
+CPU after; 9.4 ms, 5.8 ms of CPU now (above).
 """
 
 VERSION = '1.43'
