@@ -400,20 +400,26 @@ def providers_in_database(db):
 
 def inventories_in_database(db):
     """{provider uuid: {class: total}}, read from ``db``."""
-    inventories = tables.inventories
+    held = {}
+    for provider, resource_class, total in _named_rows(
+            db, tables.inventories, tables.inventories.c.total):
+        held.setdefault(provider, {})[resource_class] = int(total)
+    return held
+
+
+def _named_rows(db, table, *columns):
+    """(provider uuid, class name, ``columns``...) of every row of
+    ``table`` (allocations, inventories), read from ``db``."""
     providers = tables.resource_providers
     classes = tables.resource_classes
-    query = (sa.select(providers.c.uuid, classes.c.name, inventories.c.total)
-             .select_from(inventories
-                          .join(providers, inventories.c.resource_provider_id
+    query = (sa.select(providers.c.uuid, classes.c.name, *columns)
+             .select_from(table
+                          .join(providers, table.c.resource_provider_id
                                 == providers.c.id)
-                          .join(classes, inventories.c.resource_class_id
+                          .join(classes, table.c.resource_class_id
                                 == classes.c.id)))
-    held = {}
     with db.reader() as conn:
-        for provider, resource_class, total in conn.execute(query):
-            held.setdefault(provider, {})[resource_class] = int(total)
-    return held
+        return conn.execute(query).all()
 
 
 def answers(threads):
@@ -502,20 +508,11 @@ def write_problems(held, clients):
 def allocations_in_database(db):
     """{consumer: {provider uuid: {class: amount}}}, read from ``db``."""
     allocations = tables.allocations
-    classes = tables.resource_classes
-    providers = tables.resource_providers
-    query = (sa.select(allocations.c.consumer_id, providers.c.uuid,
-                       classes.c.name, allocations.c.used)
-             .select_from(allocations
-                          .join(providers, allocations.c.resource_provider_id
-                                == providers.c.id)
-                          .join(classes, allocations.c.resource_class_id
-                                == classes.c.id)))
     held = {}
-    with db.reader() as conn:
-        for consumer, provider, resource_class, used in conn.execute(query):
-            held.setdefault(consumer, {}).setdefault(provider, {})[
-                resource_class] = int(used)
+    for provider, resource_class, consumer, used in _named_rows(
+            db, allocations, allocations.c.consumer_id, allocations.c.used):
+        held.setdefault(consumer, {}).setdefault(provider, {})[
+            resource_class] = int(used)
     return held
 
 
