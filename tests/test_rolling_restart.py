@@ -6,9 +6,9 @@ fleet, the load and the ways of restarting).
   HAProxy: a stopping host drains (placement_lite/drain.py), so nginx
   meets only refused connections, which it sends to the other host, and
   HAProxy's readiness check takes the host out before it stops taking
-  connections: HAProxy never has to send a request again. The same on
-  the ``lazy-apps`` line; the same with SIGTERM to every process of the
-  host at once (systemd's default ``KillMode=control-group``); behind
+  connections: HAProxy never has to send a request again. The same, one
+  round each, on the ``lazy-apps`` line; with SIGTERM to every process of
+  the host at once (systemd's default ``KillMode=control-group``); behind
   nginx, a graceful reload (SIGHUP) instead. Behind nginx these three run
   with nginx sending to another host only what it could not send and
   idempotent requests (``uwsgi_next_upstream error timeout``, nginx's
@@ -98,12 +98,13 @@ def test_sigterm_alone_restarts_every_host_three_times(database, front):
 
 @pytest.mark.parametrize('front', FRONTS)
 def test_the_lazy_apps_line(database, front, strict_nginx):
-    _roll(database, front, 'sigterm', lazy=True, nginx_source=strict_nginx)
+    _roll(database, front, 'sigterm', rounds=1, lazy=True,
+          nginx_source=strict_nginx)
 
 
 @pytest.mark.parametrize('front', FRONTS)
 def test_sigterm_to_every_process_of_the_host(database, front, strict_nginx):
-    _roll(database, front, 'sigterm-every-process',
+    _roll(database, front, 'sigterm-every-process', rounds=1,
           nginx_source=strict_nginx)
 
 
@@ -111,7 +112,7 @@ def test_sigterm_to_every_process_of_the_host(database, front, strict_nginx):
 def test_a_graceful_reload_by_sighup(database, strict_nginx):
     # Not on the router's line: uwsgi's reload kills the router first
     # (docs/deploying.md).
-    _roll(database, 'nginx', 'sighup', nginx_source=strict_nginx)
+    _roll(database, 'nginx', 'sighup', rounds=1, nginx_source=strict_nginx)
 
 
 @pytest.mark.parametrize('front', FRONTS)
