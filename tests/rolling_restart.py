@@ -69,11 +69,6 @@ Outcome = collections.namedtuple('Outcome', 'answers writers makers resent')
 OUTCOMES = ('2xx', '409 by design', 'other 4xx', '5xx', 'no answer')
 FAILURES = OUTCOMES[2:]
 
-#: The line of etc/nginx-placement.conf that sends a request a host failed
-#: to another host.
-NGINX_RESENDING = 'uwsgi_next_upstream error timeout non_idempotent;'
-
-
 def outcome_of(answer):
     """One of OUTCOMES: a 409 counts as by design when the load provokes
     it (claims.conflict_by_design), any other answer under 500 that is
@@ -109,23 +104,34 @@ def summary(outcome):
                 resent=outcome.resent, failures=dict(sorted(failures.items())))
 
 
-#: What copies of etc/nginx-placement.conf send to another host, in
-#: place of the shipped line (``uwsgi_next_upstream``): nothing, or
-#: nginx's default, the requests it could not send (a refused connection)
-#: and the idempotent ones a host failed (not a POST it had sent).
-NGINX_RESENDS = {'no-resending': 'off', 'idempotent': 'error timeout'}
+#: The line of etc/nginx-placement.conf that sends a request a host failed
+#: to another host, and the one that passes answers on unbuffered.
+NGINX_RESENDING = 'uwsgi_next_upstream error timeout non_idempotent;'
+NGINX_UNBUFFERED = 'uwsgi_buffering off;'
+#: Copies of etc/nginx-placement.conf with one of those lines changed, by
+#: name: (the shipped line, the copy's).
+NGINX_VARIANTS = {
+    # Sending no request to another host.
+    'no-resending': (NGINX_RESENDING, 'uwsgi_next_upstream off;'),
+    # nginx's default: sending to another host the requests it could not
+    # send (a refused connection) and the idempotent ones a host failed,
+    # not a POST it had sent.
+    'idempotent': (NGINX_RESENDING, 'uwsgi_next_upstream error timeout;'),
+    # Buffering the hosts' answers, as shipped before.
+    'buffered': (NGINX_UNBUFFERED, 'uwsgi_buffering on;'),
+}
 
 
-def nginx_resending(directory, which):
-    """A copy of etc/nginx-placement.conf in ``directory`` resending what
-    NGINX_RESENDS[which] says: its path."""
+def nginx_variant(directory, which):
+    """The copy of etc/nginx-placement.conf NGINX_VARIANTS[which] says,
+    written in ``directory``: its path."""
+    shipped_line, line = NGINX_VARIANTS[which]
     with open(servers.NGINX_CONF) as handle:
         shipped = handle.read()
-    assert NGINX_RESENDING in shipped
+    assert shipped_line in shipped
     path = os.path.join(directory, 'nginx-placement-%s.conf' % which)
     with open(path, 'w') as handle:
-        handle.write(shipped.replace(
-            NGINX_RESENDING, 'uwsgi_next_upstream %s;' % NGINX_RESENDS[which]))
+        handle.write(shipped.replace(shipped_line, line))
     return path
 
 

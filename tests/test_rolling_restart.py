@@ -59,7 +59,7 @@ def strict_nginx(tmp_path):
     """The nginx file sending to another host only what it could not send
     and idempotent requests: nginx's resending of every write a host
     failed would hide a host that fails it. Ignored behind HAProxy."""
-    return rolling_restart.nginx_resending(str(tmp_path), 'idempotent')
+    return rolling_restart.nginx_variant(str(tmp_path), 'idempotent')
 
 
 def _assert_no_request_failed(db, fleet, outcome):
@@ -124,7 +124,7 @@ def test_the_documented_drain(database, front):
 def test_the_documented_drain_behind_nginx_sending_nothing_again(
         database, tmp_path):
     _roll(database, 'nginx', 'drain', rounds=1,
-          nginx_source=rolling_restart.nginx_resending(
+          nginx_source=rolling_restart.nginx_variant(
               str(tmp_path), 'no-resending'))
 
 

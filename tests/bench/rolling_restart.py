@@ -77,24 +77,14 @@ def previous_nginx_file(directory):
     return path
 
 
-def buffered_nginx_file(directory):
-    """etc/nginx-placement.conf buffering the hosts' answers."""
-    with open(servers.NGINX_CONF) as handle:
-        shipped = handle.read()
-    assert 'uwsgi_buffering off;' in shipped
-    path = os.path.join(directory, 'nginx-placement-buffered.conf')
-    with open(path, 'w') as handle:
-        handle.write(shipped.replace('uwsgi_buffering off;',
-                                     'uwsgi_buffering on;'))
-    return path
+def _variant(which):
+    return lambda directory: rolling_restart.nginx_variant(directory, which)
 
 
 NGINX_FILES = {'nginx': lambda _directory: servers.NGINX_CONF,
-               'nginx-no-resending': lambda directory: (
-                   rolling_restart.nginx_resending(directory, 'no-resending')),
-               'nginx-idempotent': lambda directory: (
-                   rolling_restart.nginx_resending(directory, 'idempotent')),
-               'nginx-buffered': buffered_nginx_file,
+               'nginx-no-resending': _variant('no-resending'),
+               'nginx-idempotent': _variant('idempotent'),
+               'nginx-buffered': _variant('buffered'),
                'nginx-previous': previous_nginx_file}
 
 
