@@ -96,18 +96,22 @@ class AnotherService:
         return conn.execute(sa.select(tables.traits.c.id).where(
             tables.traits.c.name == name)).scalar_one()
 
-    def _bump(self, conn, name):
-        conn.execute(rp.update().where(rp.c.id == self.ids[name]).values(
+    @staticmethod
+    def _bump(conn, provider_id):
+        conn.execute(rp.update().where(rp.c.id == provider_id).values(
             generation=rp.c.generation + 1))
+
+    def _add_inventory(self, conn, provider_id, rc, total):
+        conn.execute(tables.inventories.insert().values(
+            resource_provider_id=provider_id,
+            resource_class_id=self._class_id(conn, rc), total=total,
+            reserved=0, min_unit=1, max_unit=total, step_size=1,
+            allocation_ratio=1.0))
 
     def add_inventory(self, name, rc, total):
         with self.db.writer() as conn:
-            conn.execute(tables.inventories.insert().values(
-                resource_provider_id=self.ids[name],
-                resource_class_id=self._class_id(conn, rc), total=total,
-                reserved=0, min_unit=1, max_unit=total, step_size=1,
-                allocation_ratio=1.0))
-            self._bump(conn, name)
+            self._add_inventory(conn, self.ids[name], rc, total)
+            self._bump(conn, self.ids[name])
 
     def change_inventory(self, name, rc, total):
         inventories = tables.inventories
@@ -116,30 +120,32 @@ class AnotherService:
                 inventories.c.resource_provider_id == self.ids[name],
                 inventories.c.resource_class_id == self._class_id(conn, rc)
             ).values(total=total, max_unit=total))
-            self._bump(conn, name)
+            self._bump(conn, self.ids[name])
+
+    def _unlink(self, name, table, column, id_of, value):
+        """The row of ``table`` giving ``name`` ``value`` (its id in
+        ``column``: ``id_of(conn, value)``) deleted; the generation
+        bumped."""
+        with self.db.writer() as conn:
+            conn.execute(table.delete().where(
+                table.c.resource_provider_id == self.ids[name],
+                table.c[column] == id_of(conn, value)))
+            self._bump(conn, self.ids[name])
 
     def remove_inventory(self, name, rc):
-        inventories = tables.inventories
-        with self.db.writer() as conn:
-            conn.execute(inventories.delete().where(
-                inventories.c.resource_provider_id == self.ids[name],
-                inventories.c.resource_class_id == self._class_id(conn, rc)))
-            self._bump(conn, name)
+        self._unlink(name, tables.inventories, 'resource_class_id',
+                     self._class_id, rc)
 
     def add_trait(self, name, trait):
         with self.db.writer() as conn:
             conn.execute(tables.resource_provider_traits.insert().values(
                 resource_provider_id=self.ids[name],
                 trait_id=self._trait_id(conn, trait)))
-            self._bump(conn, name)
+            self._bump(conn, self.ids[name])
 
     def remove_trait(self, name, trait):
-        traits = tables.resource_provider_traits
-        with self.db.writer() as conn:
-            conn.execute(traits.delete().where(
-                traits.c.resource_provider_id == self.ids[name],
-                traits.c.trait_id == self._trait_id(conn, trait)))
-            self._bump(conn, name)
+        self._unlink(name, tables.resource_provider_traits, 'trait_id',
+                     self._trait_id, trait)
 
     def join(self, name, aggregate, bump=True):
         """``name`` put in ``aggregate``, created if new; the generation
@@ -154,7 +160,7 @@ class AnotherService:
             conn.execute(tables.resource_provider_aggregates.insert().values(
                 resource_provider_id=self.ids[name], aggregate_id=agg_id))
             if bump:
-                self._bump(conn, name)
+                self._bump(conn, self.ids[name])
 
     def leave(self, name, aggregate, bump=True):
         members = tables.resource_provider_aggregates
@@ -165,7 +171,7 @@ class AnotherService:
                 members.c.aggregate_id == sa.select(aggregates.c.id).where(
                     aggregates.c.uuid == U(aggregate)).scalar_subquery()))
             if bump:
-                self._bump(conn, name)
+                self._bump(conn, self.ids[name])
 
     def reparent(self, name, parent, subtree=()):
         """``name`` put under ``parent`` (None: made a root); it and the
@@ -193,18 +199,9 @@ class AnotherService:
             conn.execute(rp.update().where(rp.c.id == new).values(
                 root_provider_id=new))
             for rc, total in inventories.items():
-                conn.execute(tables.inventories.insert().values(
-                    resource_provider_id=new,
-                    resource_class_id=self._class_id(conn, rc), total=total,
-                    reserved=0, min_unit=1, max_unit=total, step_size=1,
-                    allocation_ratio=1.0))
-            self._bump_id(conn, new)
+                self._add_inventory(conn, new, rc, total)
+            self._bump(conn, new)
         self.ids[name] = new
-
-    @staticmethod
-    def _bump_id(conn, provider_id):
-        conn.execute(rp.update().where(rp.c.id == provider_id).values(
-            generation=rp.c.generation + 1))
 
     def delete(self, name):
         provider = self.ids.pop(name)
@@ -234,7 +231,7 @@ class AnotherService:
                     resource_provider_id=self.ids[name],
                     consumer_id=U(consumer),
                     resource_class_id=self._class_id(conn, rc), used=used))
-            self._bump(conn, name)
+            self._bump(conn, self.ids[name])
 
     def rename_class(self, name, new_name):
         classes = tables.resource_classes

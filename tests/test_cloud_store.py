@@ -152,29 +152,27 @@ class Written:
         conn.execute(rp.delete().where(rp.c.id == id_))
 
     @staticmethod
-    def _stock(conn, id_, inventories, delete=False):
-        table = tables.inventories
+    def _rows(conn, table, id_, rows, delete=False):
+        """``rows`` of the provider ``id_`` (dicts, without its id) put in
+        ``table``; with ``delete`` in place of those it had."""
         if delete:
             conn.execute(table.delete().where(
                 table.c.resource_provider_id == id_))
-        if inventories:
+        if rows:
             conn.execute(table.insert(), [
-                {'resource_provider_id': id_, 'resource_class_id': rc,
-                 'total': total, 'reserved': reserved,
-                 'allocation_ratio': ratio, 'min_unit': min_unit,
-                 'max_unit': max_unit, 'step_size': step}
-                for rc, total, reserved, ratio, min_unit, max_unit, step
-                in inventories])
+                dict(row, resource_provider_id=id_) for row in rows])
+
+    def _stock(self, conn, id_, inventories, delete=False):
+        self._rows(conn, tables.inventories, id_, [
+            {'resource_class_id': rc, 'total': total, 'reserved': reserved,
+             'allocation_ratio': ratio, 'min_unit': min_unit,
+             'max_unit': max_unit, 'step_size': step}
+            for rc, total, reserved, ratio, min_unit, max_unit, step
+            in inventories], delete)
 
     def _traits(self, conn, id_, names, delete=False):
-        table = tables.resource_provider_traits
-        if delete:
-            conn.execute(table.delete().where(
-                table.c.resource_provider_id == id_))
-        if names:
-            conn.execute(table.insert(), [
-                {'resource_provider_id': id_, 'trait_id': self.trait_ids[name]}
-                for name in names])
+        self._rows(conn, tables.resource_provider_traits, id_, [
+            {'trait_id': self.trait_ids[name]} for name in names], delete)
 
     def expected(self):
         """What the store must keep of the model: (the providers as
