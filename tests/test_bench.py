@@ -83,19 +83,7 @@ def test_cloud_is_deterministic():
         bench_queries.named_queries(second)
 
 
-def _unserved_route(environment):
-    for path in ('/resource_classes', '/traits', '/allocations/%s'
-                 % bench_cloud.make_uuid('nobody'),
-                 '/allocation_candidates?resources=VCPU:1'):
-        if environment.request('GET', path, version='1.39')[0] == 404:
-            return path
-    return None
-
-
 def test_loader_and_queries_on_tiny_cloud(environment):
-    missing = _unserved_route(environment)
-    if missing:
-        pytest.skip('placement_lite does not serve %s yet' % missing)
     cloud = bench_cloud.build(3, storage_group_size=1)
     bench_cloud.Loader(environment, threads=1).load(cloud)
 

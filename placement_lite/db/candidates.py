@@ -122,21 +122,6 @@ def provider_ids_with_any_trait(conn, trait_ids):
     return _providers_linked_to_any(conn, rpt, 'trait_id', trait_ids)
 
 
-_TRAITS_AMONG = sa.select(rpt.c.resource_provider_id, rpt.c.trait_id).where(
-    rpt.c.trait_id.in_(links.list_param('trait_ids')))
-
-
-def traits_of_providers_among(conn, trait_ids):
-    """{provider id: set of trait ids} restricted to ``trait_ids``."""
-    found = collections.defaultdict(set)
-    if not trait_ids:
-        return found
-    for provider_id, trait_id in conn.execute(
-            _TRAITS_AMONG, {'trait_ids': sorted(trait_ids)}).all():
-        found[provider_id].add(trait_id)
-    return found
-
-
 #: The most lookups of providers by aggregates kept for one read of the
 #: whole cloud at rest (see provider_ids_in_aggregates).
 MEMBERSHIPS_KEPT = 64
