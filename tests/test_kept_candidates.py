@@ -274,8 +274,8 @@ def test_the_least_recently_given_go_first(environment, monkeypatch):
     other = 'resources=MEMORY_MB:100&limit=5'
 
     def kept():
-        return [(shape[1].count('MEMORY_MB'), anchor)
-                for shape, anchor in store.kept]
+        return [(key.question.count('MEMORY_MB'), anchor)
+                for key, anchor in store.kept]
 
     worlds.candidates(environment, one)
     worlds.candidates(environment, one)

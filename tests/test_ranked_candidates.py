@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from placement_lite import engine
 from placement_lite import errors
+from placement_lite.db.cloud import keys
 from placement_lite.db.cloud import orders
 from placement_lite.engine import combine
 from placement_lite.engine import dispersion
@@ -400,8 +401,7 @@ def _check_server_order(backend, world, query, order):
             for _request in range(3):
                 try:
                     with engine.find_candidates(
-                            env.db, env.conf, request,
-                            nested_aware=nested_aware) as found:
+                            env.db, env.conf, request) as found:
                         chosen = list(found.allocation_requests)
                 except errors.BadRequest:
                     return False
@@ -426,18 +426,22 @@ def _check_server_order(backend, world, query, order):
 def test_dispersion_offsets_take_turns():
     """The offsets of one shape's requests come each once in most + 1
     requests, far apart; from a seed, the same ones; another shape has
-    its own turns."""
+    its own turns. Turns are kept by keys.Key alone."""
+    shape = keys.Key('dispersion', None, 'shape')
+    other = keys.Key('dispersion', None, 'other')
     engine_key = harness.Environment('sqlite').db.read_engine
-    offsets = [dispersion.next_offset(engine_key, 'shape', 9, seed=3)
+    offsets = [dispersion.next_offset(engine_key, shape, 9, seed=3)
                for _request in range(20)]
     assert sorted(offsets[:10]) == list(range(10))
     assert offsets[10:] == offsets[:10]
     assert all(abs(a - b) >= 3 for a, b in zip(offsets, offsets[1:]))
     again = harness.Environment('sqlite').db.read_engine
-    assert [dispersion.next_offset(again, 'shape', 9, seed=3)
+    assert [dispersion.next_offset(again, shape, 9, seed=3)
             for _request in range(20)] == offsets
-    assert dispersion.next_offset(engine_key, 'other', 9, seed=3) == (
-        dispersion.next_offset(again, 'other', 9, seed=3))
+    assert dispersion.next_offset(engine_key, other, 9, seed=3) == (
+        dispersion.next_offset(again, other, 9, seed=3))
+    with pytest.raises(TypeError):
+        dispersion.next_offset(engine_key, 'shape', 9, seed=3)
 
 
 def test_server_order_names_a_class_that_does_not_exist():

@@ -32,6 +32,7 @@ from placement_lite.db.cloud import reads
 from placement_lite.engine import combine
 from placement_lite.engine import dispersion
 from placement_lite.engine import explain
+from placement_lite.engine import question
 from placement_lite.engine import ranked_search
 from placement_lite.engine import rank_query
 from placement_lite.engine import reuse
@@ -112,12 +113,12 @@ _TREES_PER_ANCHOR = weakref.WeakKeyDictionary()
 
 
 @contextlib.contextmanager
-def find_candidates(database, conf, request, nested_aware=True):
+def find_candidates(database, conf, request):
     """The allocation candidates for ``request`` (a CandidateRequest), as
     a context: the answer (Candidates, or Streamed) is read inside it.
 
-    ``nested_aware`` is False before microversion 1.29: requests taking
-    resources from two providers of one tree are then left out, and
+    Before microversion 1.29 (``request.nested_aware`` false), requests
+    taking resources from two providers of one tree are left out, and
     summaries only show providers that give resources.
 
     With a bound (``limit`` or max_allocation_candidates) from 1.29, trees
@@ -134,22 +135,21 @@ def find_candidates(database, conf, request, nested_aware=True):
     An answer without a bound, in strategy order, is made as it is read
     (see Streamed).
     """
-    placement = conf.placement
-    bound = _bound(request.limit, placement.max_allocation_candidates)
-    strategy = placement.allocation_candidates_generation_strategy
-    rng = random.Random() if placement.randomize_allocation_candidates else (
-        None)
+    asked = question.Question(request, question.Options.of(conf))
+    options = asked.options
+    bound = asked.bound
+    nested_aware = request.nested_aware
+    strategy = options.strategy
+    rng = random.Random() if options.randomize else None
     shuffle = rng.shuffle if rng else None
     if request.ranking is not None:
-        yield _ranked(database, request, bound, nested_aware)
+        yield _ranked(database, asked, request, bound)
         return
-    server_order = rank_query.server_order(
-        placement.allocation_candidates_rank_by)
+    server_order = rank_query.server_order(options.rank_by)
     if server_order is not None and bound is not None:
-        yield _ranked(database, dataclasses.replace(
-            request, ranking=server_order), bound, nested_aware,
-            by_server=True, dispersed=_Dispersion(placement)
-            if placement.allocation_candidates_dispersion else None)
+        yield _ranked(database, asked, dataclasses.replace(
+            request, ranking=server_order), bound, by_server=True,
+            dispersed=_Dispersion(options) if options.dispersion else None)
         return
     spread = bound is not None and nested_aware
     tally = explain.Tally(request) if request.explain else (
@@ -157,11 +157,11 @@ def find_candidates(database, conf, request, nested_aware=True):
     found = EMPTY
     with database.replica_reader() as conn:
         # Before the search reads anything (see reuse.Kept).
-        kept = reuse.kept_for(cloud.of(conn.engine), 'first', request, rng,
-                              tally) if spread else None
+        kept = reuse.kept_for(cloud.of(conn.engine), asked.key('first'),
+                              request, rng, tally) if spread else None
         try:
             searcher = search.Searcher(conn, request, tally)
-            shape = _Shape(conn.engine, request) if spread else None
+            shape = _Shape(conn.engine, asked) if spread else None
             if searcher.explained_root is None:
                 windows = _windows(conn, shape.first_window(bound), rng,
                                    searcher, tally) if spread else (
@@ -336,9 +336,9 @@ class _Shape:
     trees the last windowed search of that shape read per tree able to
     serve, kept per database (the SHAPES_KEPT shapes searched last)."""
 
-    def __init__(self, engine, request):
+    def __init__(self, engine, asked):
         self._kept = _TREES_PER_ANCHOR.setdefault(engine, {})
-        self._key = request.shape
+        self._key = asked.key('window rate')
 
     def first_window(self, bound):
         """How many trees the first window holds: enough for ``bound``
@@ -435,12 +435,6 @@ def _windows_of_few(roots, size, rng):
         size *= 2
 
 
-def _bound(limit, max_candidates):
-    bounds = [b for b in (limit, max_candidates)
-              if b is not None and b >= 0]
-    return min(bounds) if bounds else None
-
-
 def _with_summaries(conn, providers_read, roots, chosen, shown, request):
     """``chosen`` with the uuids of the providers they name and the
     summaries of the trees they touch, from the Snapshot
@@ -504,21 +498,20 @@ def claim_order(database, conf, request, bound):
     request's shape has its turn at (engine.dispersion), as a ranked
     answer would; the candidates before it are not left out but tried
     last. With ``request.explain`` the answer carries the explanation."""
-    placement = conf.placement
+    asked = question.Question(request, question.Options.of(conf),
+                              for_claim=True)
+    options = asked.options
     own = request.ranking is not None and request.ranking.orders
     if not own:
-        server_order = rank_query.server_order(
-            placement.allocation_candidates_rank_by)
+        server_order = rank_query.server_order(options.rank_by)
         orders = (server_order or claim_rank_by(request)).orders
         request = dataclasses.replace(request, ranking=dataclasses.replace(
             request.ranking or rank_query.Ranking(), orders=orders))
-    found = _ranked(database, request, bound, True, by_server=not own)
+    found = _ranked(database, asked, request, bound, by_server=not own)
     start = 0
-    if placement.allocation_candidates_dispersion and (
-            found.allocation_requests):
-        start = _Dispersion(placement).offset(
-            database.replica_engine, request) % len(
-                found.allocation_requests)
+    if options.dispersion and found.allocation_requests:
+        start = _Dispersion(options).offset(
+            database.replica_engine, asked) % len(found.allocation_requests)
     return ClaimOrder(found, start)
 
 
@@ -536,18 +529,21 @@ class _Dispersion:
     """How far into the exact order a request's answer starts (see
     engine.dispersion)."""
 
-    def __init__(self, placement):
-        self.most = placement.allocation_candidates_dispersion
-        self.seed = placement.allocation_candidates_dispersion_seed
+    def __init__(self, options):
+        self.most = options.dispersion
+        self.seed = options.dispersion_seed
 
-    def offset(self, engine, request):
-        return dispersion.next_offset(engine, request.shape, self.most,
-                                      self.seed)
+    def offset(self, engine, asked):
+        """The offset of the next answer to the Question ``asked``."""
+        return dispersion.next_offset(engine, asked.key('dispersion'),
+                                      self.most, self.seed)
 
 
-def _ranked(database, request, bound, nested_aware, by_server=False,
+def _ranked(database, asked, request, bound, by_server=False,
             dispersed=None):
-    """The Candidates of a ranked request (1.42, or ranked by
+    """The Candidates of ``request``, ranked, for the Question ``asked``
+    (its request as the client sent it: ``request`` may rank by the
+    server's order or a claim's): a request of 1.42, or ranked by
     ``[placement] allocation_candidates_rank_by``): the best ``bound`` by
     the rank key (engine/ranked_search.py), whatever the strategy and
     randomizing; with ``dispersed`` (a _Dispersion), without the best
@@ -556,18 +552,19 @@ def _ranked(database, request, bound, nested_aware, by_server=False,
     exist are left out (a request's own are refused).
     Before 1.29 (not ``nested_aware``) a candidate takes each class from
     one provider, and summaries show the providers giving resources."""
+    nested_aware = request.nested_aware
     tally = explain.Tally(request) if request.explain else (
         explain.NOT_TALLIED)
     found = EMPTY
     ranked = None
     with database.replica_reader() as conn:
         best_trees_left_out = 0 if dispersed is None else dispersed.offset(
-            conn.engine, request)
-        shape = None if bound is None else _Shape(conn.engine, request)
+            conn.engine, asked)
+        shape = None if bound is None else _Shape(conn.engine, asked)
         counted = _Counted()
         try:
             ranked = ranked_search.ranked(
-                conn, request, bound, tally, nested_aware, by_server,
+                conn, asked, request, bound, tally, by_server,
                 best_trees_left_out, shape and shape.first_window(
                     bound + best_trees_left_out), counted)
         except search.NoCandidates:

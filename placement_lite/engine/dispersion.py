@@ -21,6 +21,8 @@ import math
 import random
 import weakref
 
+from placement_lite.db.cloud import keys
+
 #: {engine: {shape: (next request's number, first offset, stride)}}.
 _TURNS = weakref.WeakKeyDictionary()
 #: Shapes whose turns are kept, per database.
@@ -37,9 +39,10 @@ def stride(count):
     return step
 
 
-def next_offset(engine, shape, most, seed=None):
-    """The offset (0 to ``most``) of the next request of ``shape`` (a
-    hashable) in this process, for the database ``engine``."""
+def next_offset(engine, key, most, seed=None):
+    """The offset (0 to ``most``) of the next request of the question of
+    ``key`` (a keys.Key) in this process, for the database ``engine``."""
+    shape = keys.checked(key)
     count = most + 1
     turns = _TURNS.setdefault(engine, {})
     turn = turns.pop(shape, None)

@@ -129,13 +129,14 @@ class _Choice:
             roomiest_first=roomiest_first)
 
 
-def ranked(conn, request, bound, tally, nested_aware=True,
-           by_server=False, best_trees_left_out=0, first_window=None,
-           counted=None):
+def ranked(conn, asked, request, bound, tally, by_server=False,
+           best_trees_left_out=0, first_window=None, counted=None):
     """The Ranked candidates of ``request`` (with a rank_query.Ranking), at
-    most ``bound`` (None: all of them); raises errors.BadRequest and
-    search.NoCandidates as the search does. Before 1.29 (not
-    ``nested_aware``) a candidate takes each class from one provider.
+    most ``bound`` (None: all of them), for the question.Question
+    ``asked`` (what it keeps of each tree's first candidates is keyed by
+    it); raises errors.BadRequest and search.NoCandidates as the search
+    does. Before 1.29 (not ``request.nested_aware``) a candidate takes
+    each class from one provider.
     ``by_server``: the ranking is ``[placement]
     allocation_candidates_rank_by``'s, whose classes that do not exist
     are left out rather than refused, and a tree's candidates are
@@ -149,6 +150,7 @@ def ranked(conn, request, bound, tally, nested_aware=True,
     ``first_window`` trees (by default FIRST_WINDOW_MARGIN x what it
     wants), and ``counted`` (engine._Counted) adds the trees they held
     and those that could serve."""
+    nested_aware = request.nested_aware
     roomiest_first = by_server and nested_aware
     # Before the search reads anything (see reuse.Kept).
     made_at = cloud.of(conn.engine).clock
@@ -172,12 +174,12 @@ def ranked(conn, request, bound, tally, nested_aware=True,
                 searcher, request, bound, nested_aware, roomiest_first,
                 best_trees_left_out, first_window, counted,
                 reuse.kept_for(searcher.snapshot.store,
-                               ('first in tree order', roomiest_first),
-                               request, None, tally, made_at))
+                               asked.key('first in tree order'), request,
+                               None, tally, made_at))
             if walked is not None:
                 return walked
-    return _Walk(conn, request, alternatives, searchers, bound, tally,
-                 nested_aware, roomiest_first, first_window, counted,
+    return _Walk(conn, asked, request, alternatives, searchers, bound,
+                 tally, nested_aware, roomiest_first, first_window, counted,
                  made_at).ranked()
 
 
@@ -747,8 +749,8 @@ class _Walk:
     once nothing in the heap can beat it, so the answer is made in key
     order, and the walk stops once it holds ``limit`` candidates."""
 
-    def __init__(self, conn, request, alternatives, searchers, bound, tally,
-                 nested_aware, roomiest_first, first_window, counted,
+    def __init__(self, conn, asked, request, alternatives, searchers, bound,
+                 tally, nested_aware, roomiest_first, first_window, counted,
                  made_at):
         """``alternatives``: rank_query.alternative_requests of
         ``request``, ``searchers`` a search.Searcher of each; ``made_at``:
@@ -766,10 +768,10 @@ class _Walk:
         #: For each choice, the first candidates kept of its trees whose
         #: candidates come in key order (reuse.Kept, or None).
         self.kept = [reuse.kept_for(self.read.store,
-                                    ('first in key order', roomiest_first),
+                                    asked.key('first in key order', index),
                                     alternative.request, None, tally,
                                     made_at)
-                     for alternative in self.alternatives]
+                     for index, alternative in enumerate(self.alternatives)]
         #: ((rc id, sign), ...) of rank_by: how the tree order goes.
         self.orders = request.ranking.free_terms(self.class_ids)
         self.order = self.read.tree_order(self.orders)

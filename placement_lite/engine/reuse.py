@@ -24,6 +24,8 @@ which the offer does not name, decide it), none shuffled or explained.
 
 import itertools
 
+from placement_lite.db.cloud import keys
+
 #: The first candidates a store keeps at most, of every shape, the least
 #: recently given going first: about 2 KB each (the candidate, its
 #: offer, its JSON), kept by each worker: 10 MB, enough for five shapes
@@ -37,16 +39,16 @@ class Kept:
     ``made_at`` is the store's clock before the request read anything (by
     default, now)."""
 
-    def __init__(self, store, shape, made_at=None):
+    def __init__(self, store, key, made_at=None):
         self._store = store
-        self._shape = shape
+        self._key = keys.checked(key)
         self.made_at = store.clock if made_at is None else made_at
 
     def first(self, anchor, offer):
         """The first candidate kept for ``anchor`` with ``offer`` (a tuple
         of each group's choices under it), or NOT_KEPT."""
         every = self._store.kept
-        key = (self._shape, anchor)
+        key = (self._key, anchor)
         kept = every.get(key)
         if kept is None:
             return NOT_KEPT
@@ -70,7 +72,7 @@ class Kept:
                for providers in candidate.mappings.values()):
             return
         kept = self._store.kept
-        key = (self._shape, anchor)
+        key = (self._key, anchor)
         with self._store.lock:
             kept.pop(key, None)
             if len(kept) >= MOST_KEPT:
@@ -79,15 +81,16 @@ class Kept:
                          candidate)
 
 
-def kept_for(store, path, request, rng, tally, made_at=None):
-    """The Kept of the first candidates ``request``'s trees give on
-    ``path`` (how the engine makes them), as of the clock ``made_at`` (by
-    default, now); None where they may not be kept: shuffled (``rng``),
-    explained (``tally``), or under same_subtree."""
+def kept_for(store, key, request, rng, tally, made_at=None):
+    """The Kept of the first candidates ``request``'s trees give, for the
+    keys.Key ``key`` (its question's, for the path of the engine making
+    them), as of the clock ``made_at`` (by default, now); None where they
+    may not be kept: shuffled (``rng``), explained (``tally``), or under
+    same_subtree."""
     if (rng or tally.active or request.same_subtrees
             or request.subtree_exclusions):
         return None
-    return Kept(store, (path, request.shape), made_at)
+    return Kept(store, key, made_at)
 
 
 def first_and_others(combiner, anchor, kept, every=False):

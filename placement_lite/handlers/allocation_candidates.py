@@ -22,10 +22,8 @@ class AllocationCandidates:
         req.placement.can('placement:allocation_candidates:list')
         version = microversion.of(req)
         request = candidate_request(req, schema.QUERY)
-        with engine.find_candidates(
-                req.placement.db, req.placement.conf, request,
-                nested_aware=version >= microversion.NESTED_AWARE_CANDIDATES
-        ) as found:
+        with engine.find_candidates(req.placement.db, req.placement.conf,
+                                    request) as found:
             body = render(found, request, version)
         req.env[requestlog.CANDIDATES] = (found.count, found.trees)
         req.env[metrics.EXPLANATION] = found.explanation
