@@ -31,6 +31,7 @@ import uuid
 
 import sqlalchemy as sa
 
+from placement_lite.db import cloud
 from placement_lite.db import tables
 from tests import harness
 from tests.differential import traffic
@@ -390,10 +391,11 @@ class History:
 
 def same_turn(env):
     """A function bringing a fresh process to the dispersion turns the
-    process ``env`` is at now (engine.dispersion)."""
-    from placement_lite.engine import dispersion
-    turns = dict(dispersion._TURNS.get(env.db.replica_engine, {}))
+    process ``env`` is at now (engine.dispersion; the Cloud keeps them)."""
+    turns = cloud.of(env.db.replica_engine).dispersion_turns.entries()
 
     def bring(fresh):
-        dispersion._TURNS[fresh.db.replica_engine] = dict(turns)
+        kept = cloud.of(fresh.db.replica_engine).dispersion_turns
+        for (key, part), turn in turns:
+            kept.put(key, turn, part)
     return bring

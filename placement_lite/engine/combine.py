@@ -83,9 +83,8 @@ class _Slot:
 class Combiner:
     """Generates the allocation requests of a search result."""
 
-    def __init__(self, result, request, parents=None, nested_aware=True,
-                 shuffle=None, seen=None, tally=explain.NOT_TALLIED,
-                 roomiest_first=False):
+    def __init__(self, result, request, parents=None, shuffle=None,
+                 seen=None, tally=explain.NOT_TALLIED, roomiest_first=False):
         """``parents(root_ids)`` returns {provider id: parent id} for those
         trees (needed for same_subtree); ``shuffle``, when given, is
         applied to anchors and choices (randomized candidates); ``seen``
@@ -96,7 +95,8 @@ class Combiner:
         self.isolated = request.isolated
         self.same_subtrees = [set(s) for s in request.same_subtrees]
         self.subtree_exclusions = request.subtree_exclusions
-        self.nested_aware = nested_aware
+        #: Before 1.29, no two providers of one tree give resources.
+        self.nested_aware = request.nested_aware
         self.shuffle = shuffle
         self.roomiest_first = roomiest_first
         self._parents_of_trees = parents
@@ -115,7 +115,7 @@ class Combiner:
                                 if slots > 1}
         groups = result.groups
         self._lone_spread_group = (len(groups) == 1 and groups[0].spread
-                                   and nested_aware)
+                                   and self.nested_aware)
         if self._lone_spread_group:
             #: {class name: amount} of each slot of the lone group, in slot
             #: order: one dict per slot, shared by the requests built (see
@@ -235,7 +235,7 @@ class Combiner:
             return
         if self.same_subtrees:
             self._ensure_parents()
-        yield from _Walk(self, anchor, slots, rules, seen).run()
+        yield from _SlotWalk(self, anchor, slots, rules, seen).run()
 
     def _tallied(self, anchor, requests):
         """``requests``, telling the tally that ``anchor`` was walked and,
@@ -476,7 +476,7 @@ class _Gift(typing.NamedTuple):
     alone: set
 
 
-class _Walk:
+class _SlotWalk:
     """The depth-first walk over the slots of one anchor, checking
     ``rules`` (see Combiner.rules)."""
 
@@ -656,3 +656,18 @@ def round_robin(generators):
 
 
 _DONE = object()
+
+
+def sharing_identity(candidate, sharing):
+    """What makes a request made only of sharing providers the same as
+    another from another tree; None for any other request."""
+    if not sharing.issuperset(candidate.allocations):
+        return None
+    if not all(sharing.issuperset(providers)
+               for providers in candidate.mappings.values()):
+        return None
+    return (frozenset((p, name, amount)
+                      for p, resources in candidate.allocations.items()
+                      for name, amount in resources.items()),
+            frozenset((suffix, frozenset(providers))
+                      for suffix, providers in candidate.mappings.items()))

@@ -36,3 +36,47 @@ def checked(key):
         raise TypeError('kept things are keyed by keys.Key, not %r'
                         % type(key).__name__)
     return key
+
+
+class ByKey:
+    """What a process keeps by Key (and, for a key, by part), the
+    ``most`` given last: the least recently given goes first."""
+
+    def __init__(self, most, lock):
+        self.most = most
+        self.lock = lock
+        #: {(Key, part): value}, the least recently given first.
+        self._kept = {}
+
+    def get(self, key, part=None):
+        """What is kept for ``key`` (and ``part``), now the most recently
+        given; None for nothing."""
+        entry = (checked(key), part)
+        with self.lock:
+            value = self._kept.pop(entry, None)
+            if value is not None:
+                self._kept[entry] = value
+        return value
+
+    def put(self, key, value, part=None):
+        """Keep ``value`` for ``key`` (and ``part``)."""
+        entry = (checked(key), part)
+        with self.lock:
+            kept = self._kept
+            kept.pop(entry, None)
+            if len(kept) >= self.most:
+                del kept[next(iter(kept))]
+            kept[entry] = value
+
+    def clear(self):
+        with self.lock:
+            self._kept.clear()
+
+    def entries(self):
+        """[((Key, part), value)] of what is kept, the least recently
+        given first."""
+        with self.lock:
+            return list(self._kept.items())
+
+    def __len__(self):
+        return len(self._kept)
