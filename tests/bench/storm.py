@@ -223,10 +223,12 @@ class Hosts:
         self.trees = {}
         #: {root uuid: [uuid of each sharing provider serving it]}.
         self.sharing = {}
+        root_of = {}
         for provider in cloud.providers:
             root = provider
             while root.parent is not None:
                 root = root.parent
+            root_of[provider.uuid] = root.uuid
             if ('MISC_SHARES_VIA_AGGREGATE' in root.traits
                     or set(forbidden) & set(root.traits)):
                 continue
@@ -235,6 +237,15 @@ class Hosts:
             for aggregate in provider.aggregates:
                 serving += [uuid for uuid in sharing[aggregate]
                             if uuid not in serving]
+
+        #: {root uuid: the consumers holding memory of its tree}, before
+        #: the storm.
+        self.instances = collections.Counter(
+            root for root in (
+                next((root_of[uuid] for uuid, resources
+                      in consumer.allocations.items()
+                      if 'MEMORY_MB' in resources), None)
+                for consumer in cloud.consumers) if root is not None)
 
     def copy(self):
         """Another model of the same cloud, its usage changed apart."""
@@ -502,8 +513,9 @@ def spread(before, memory, chosen, placed):
       the storm placed on, and of those the ideal placed on (None when
       none): a storm that puts an instance on a host fuller than the rest
       shows here even when a host already fuller hides it in the first;
-    - most_instances, ideal_most_instances: the most instances the
-      storm put on one host, and the ideal;
+    - most_instances, ideal_most_instances: the most instances one of
+      those hosts holds (those it held before and those placed), after
+      the storm and after the ideal;
     - hosts: how many hosts the flavor fitted.
     """
     hosts = before.fitting()
@@ -526,8 +538,12 @@ def spread(before, memory, chosen, placed):
         'chosen_share': largest(share(memory[root]) for root in chosen),
         'ideal_chosen_share': largest(share(ideal.memory(root))
                                       for root in ideal_chosen),
-        'most_instances': max(chosen.values(), default=0),
-        'ideal_most_instances': max(ideal_chosen.values(), default=0),
+        'most_instances': max(
+            (before.instances[root] + chosen[root] for root in hosts),
+            default=0),
+        'ideal_most_instances': max(
+            (before.instances[root] + ideal_chosen[root] for root in hosts),
+            default=0),
     }
 
 
