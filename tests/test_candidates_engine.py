@@ -14,7 +14,7 @@ from placement_lite.db.cloud import view
 from placement_lite.engine import combine
 from placement_lite.engine import windows as windows_of
 from placement_lite.engine import search
-from placement_lite.handlers import allocation_candidates
+from placement_lite.handlers import candidates_answer
 from tests import candidate_worlds as worlds
 from tests import harness
 
@@ -923,6 +923,6 @@ def test_caches_emptied_as_they_fill_change_no_answer(sqlite_env,
 
     monkeypatch.setattr(combine, 'KEPT_PER_PROVIDER', 1)
     monkeypatch.setattr(combine, '_room_in', counting)
-    monkeypatch.setattr(allocation_candidates, 'RENDERED_KEPT', 1)
+    monkeypatch.setattr(candidates_answer, 'RENDERED_KEPT', 1)
     assert worlds.candidates(sqlite_env, query) == whole
     assert any(emptied)

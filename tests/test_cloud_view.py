@@ -19,7 +19,7 @@ from placement_lite.db import tables
 from placement_lite.db.cloud import reads
 from placement_lite.db.cloud import summaries
 from placement_lite.engine import windows as windows_of
-from placement_lite.handlers import allocation_candidates
+from placement_lite.handlers import candidates_answer
 from tests import candidate_worlds as worlds
 from tests import harness
 
@@ -121,14 +121,14 @@ def test_an_application_built_warm_reads_no_stock_when_it_first_serves(
         made.append(row)
         return real_summary(self, row)
 
-    real_member = allocation_candidates._member
+    real_member = candidates_answer._member
 
     def member(summary, shape):
         made.append(summary.uuid)
         return real_member(summary, shape)
 
     monkeypatch.setattr(summaries.Shown, 'summary', summary)
-    monkeypatch.setattr(allocation_candidates, '_member', member)
+    monkeypatch.setattr(candidates_answer, '_member', member)
     sa.event.listen(built.db.read_engine, 'before_cursor_execute', record)
     try:
         assert _vcpu_capacities(built) == {U('cn1'): 4, U('cn2'): 8}

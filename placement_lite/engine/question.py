@@ -17,7 +17,7 @@ import dataclasses
 import functools
 import typing
 
-from placement_lite.db.cloud import keys
+from placement_lite.db import cloud
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,6 +72,6 @@ class Question:
         return self.options.bound(self.request.limit)
 
     def key(self, purpose, part=None):
-        """The keys.Key of what is kept of this question for
+        """The cloud.Key of what is kept of this question for
         ``purpose``."""
-        return keys.Key.of(self, purpose, part)
+        return cloud.Key.of(self, purpose, part)

@@ -36,6 +36,7 @@ View = views.View
 Window = views.Window
 Known = views.Known
 Holdings = holdings.Holdings
+Key = keys.Key
 roots_by_id = holdings.roots_by_id
 with_room = views.with_room
 within_units = views.within_units
