@@ -361,7 +361,7 @@ def test_windows_are_cut_from_a_cloud_at_rest(environment, statements,
         # search reads them).
         monkeypatch.setattr(
             engine.search.Searcher, 'few_trees',
-            lambda self, read_holders=True: sorted(self.names.conn.execute(
+            lambda self, read_holders=True: sorted(self.view.conn.execute(
                 sa.select(rp.c.id).where(rp.c.name.in_(
                     ['cn2', 'cn3', 'cn4']))).scalars())
             if read_holders else None)
