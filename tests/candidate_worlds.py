@@ -16,7 +16,7 @@ import uuid
 import sqlalchemy as sa
 
 from placement_lite.db import lookups
-from placement_lite.db import snapshot
+from placement_lite.db.cloud import view
 from placement_lite.db import tables
 from placement_lite.engine import search
 
@@ -130,14 +130,14 @@ def _write_details(conn, provider_id, provider):
 
 
 def record_windows(monkeypatch):
-    """The window (snapshot.Window, or None) of each capacities read, in
+    """The window (cloud.Window, or None) of each capacities read, in
     order."""
     windows = []
-    real = snapshot.Snapshot.capacities
+    real = view.View.capacities
 
     def recording(self, rc_ids, root_id=None, window=None, also_ids=()):
         windows.append(window)
         return real(self, rc_ids, root_id, window, also_ids)
 
-    monkeypatch.setattr(snapshot.Snapshot, 'capacities', recording)
+    monkeypatch.setattr(view.View, 'capacities', recording)
     return windows

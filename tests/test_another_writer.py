@@ -23,8 +23,8 @@ import datetime
 import pytest
 import sqlalchemy as sa
 
-from placement_lite import engine
 from placement_lite.db import tables
+from placement_lite.engine import windows as windows_of
 from tests import candidate_worlds as worlds
 from tests import harness
 
@@ -289,13 +289,13 @@ def _answers(env):
 def test_a_kept_cloud_answers_as_a_fresh_process_after_each_write(
         environment, backend, monkeypatch, windows):
     if windows != 'whole cloud':
-        monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
+        monkeypatch.setattr(windows_of, 'WINDOW_MIN', 1)
         if windows == 'every tree':
             worlds.search_windows_of_every_tree(monkeypatch)
     service = AnotherService(environment.db)
     before = _answers(environment)
     # What is kept, made: the second request of a shape keeps its first
-    # candidates (engine.reuse).
+    # candidates (engine.reuse, db.cloud.firsts).
     assert _answers(environment) == before
     unchanged, stale = [], []
     for what, write in _writes(service):

@@ -287,9 +287,10 @@ def test_dispersed_claims_start_at_different_trees(dispersion, hosts_taken):
         'placement.allocation_candidates_dispersion_seed': 7})
     try:
         worlds.load_into_db(env.db, [
-            {'name': 'h%03d' % h, 'inventories': {'VCPU': 64},
-             'used': {'VCPU': h}} for h in range(8)])
+            {'name': 'h%03d' % h, 'inventories': {'VCPU': 128},
+             'used': {'VCPU': 10 * h}} for h in range(8)])
         taken = set()
+        # A claim of one VCPU reorders no host (10 VCPU apart).
         for _claim in range(4):
             status, answer = claim(env, [('resources', 'VCPU:1'),
                                          ('rank_by', 'pack:VCPU')],

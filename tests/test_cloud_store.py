@@ -4,7 +4,7 @@ summaries kept rendered and the trees in rank order, each against a plain
 Python model of what it must hold. The model is written to a database
 row for row, as another service would write it, and the store is
 brought up to it by db/cloud/reads.py's own reads. (That the answers
-built on it equal a fresh process's: tests/test_candidates_snapshot.py.)"""
+built on it equal a fresh process's: tests/test_cloud_view.py.)"""
 
 import datetime
 import itertools
@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 
+from placement_lite.db import cloud
 from placement_lite.db import tables
 from placement_lite.db.cloud import holdings
 from placement_lite.db.cloud import orders
@@ -191,7 +192,7 @@ class Written:
 
 def _scope_of_trees(rng):
     """How _restock reads stale stocks: the trees of their roots, or at
-    random the whole cloud (as db.snapshot does once the trees are
+    random the whole cloud (as a View does once the trees are
     many)."""
     def scope_of_trees(roots):
         if rng.random() < 0.5:
@@ -200,19 +201,20 @@ def _scope_of_trees(rng):
     return scope_of_trees
 
 
-def _read_whole(written, store, rng=None):
-    """The store brought up to the whole cloud by reads.read_whole."""
+def _read_whole(written, kept_cloud, rng=None):
+    """The store of ``kept_cloud`` brought up to the whole cloud by
+    reads.read_whole."""
     with written.db.reader() as conn:
-        return reads.read_whole(conn, store,
+        return reads.read_whole(conn, kept_cloud,
                                 _scope_of_trees(rng or random.Random(0)))
 
 
-def _read_part(written, store, roots, also, rng):
+def _read_part(written, kept_cloud, roots, also, rng):
     """reads.read_scope of the trees ``roots`` and the providers
     ``also``: the rows it covered."""
     with written.db.reader() as conn:
         return reads.read_scope(
-            conn, store, reads.Scope(by_roots=True, with_also=True),
+            conn, kept_cloud, reads.Scope(by_roots=True, with_also=True),
             {'roots': sorted(roots), 'also_ids': sorted(also)},
             _scope_of_trees(rng))
 
@@ -224,10 +226,10 @@ def database(backend):
     db.dispose()
 
 
-def _store():
-    store = kept.Store()
-    store.sharing_trait = 'MISC_SHARES_VIA_AGGREGATE'
-    return store
+def _cloud():
+    """An empty cloud.Cloud, and its store."""
+    made = cloud.Cloud()
+    return made, made.store
 
 
 def _kept(store):
@@ -291,12 +293,12 @@ def test_patches_keep_what_the_database_holds(database, seed, monkeypatch):
     rng = random.Random(seed)
     written = Written(database)
     model = Model()
-    store = _store()
+    kept_cloud, store = _cloud()
     _random_world(rng, model, 30)
     # Each provider created has a creation time of its own.
     identities = itertools.count(1)
     written.write(model)
-    _read_whole(written, store, rng)
+    _read_whole(written, kept_cloud, rng)
     assert _kept(store) == written.expected()
     for _step in range(40):
         ids = list(model.providers)
@@ -347,9 +349,9 @@ def test_patches_keep_what_the_database_holds(database, seed, monkeypatch):
                                         next(identities), _uuid(new + 1000),
                                         _inventories(rng), frozenset())
         written.write(model)
-        before, clock = _by_provider(store), store.clock
+        before, changes = _by_provider(store), store.versions.changes
         if rng.random() < 0.5:
-            _read_whole(written, store, rng)
+            _read_whole(written, kept_cloud, rng)
             assert _kept(store) == written.expected()
         else:
             roots = {values[1] for values in model.providers.values()}
@@ -358,7 +360,7 @@ def test_patches_keep_what_the_database_holds(database, seed, monkeypatch):
                                   len(model.providers) // 6))
             part = {p for p, values in model.providers.items()
                     if values[1] in roots or p in also}
-            rows = _read_part(written, store, roots, also, rng)
+            rows = _read_part(written, kept_cloud, roots, also, rng)
             found, used = _kept(store)
             expected, expected_used = written.expected()
             assert sorted(store.rows.id[rows].tolist()) == sorted(part)
@@ -369,12 +371,12 @@ def test_patches_keep_what_the_database_holds(database, seed, monkeypatch):
                 pair: amount for pair, amount in expected_used.items()
                 if pair[0] in part}
         # Exactly the providers whose values the read changed are marked
-        # changed since (engine.reuse trusts the others).
+        # changed since (db.cloud.firsts trusts the others).
         after = _by_provider(store)
         changed = {p for p in set(before) | set(after)
                    if before.get(p) != after.get(p)}
         assert {p for p in set(before) | set(after)
-                if store.changed_at[p] > clock} == changed
+                if store.changed_at[p] > changes} == changed
 
 
 @pytest.mark.mysql
@@ -387,8 +389,8 @@ def test_a_provider_without_a_creation_time_is_read_every_time(database):
     model.providers[1] = (kept.DEAD, 1, 0, kept.NO_IDENTITY, _uuid(1),
                           [(0, 4, 0, 1.0, 1, 4, 1)], frozenset())
     written.write(model)
-    store = _store()
-    _read_whole(written, store)
+    kept_cloud, store = _cloud()
+    _read_whole(written, kept_cloud)
     with database.reader() as conn:
         state = reads.State.of(conn.execute(sa.select(
             rp.c.id, rp.c.parent_provider_id, rp.c.root_provider_id,
@@ -433,24 +435,24 @@ def test_holdings_filter_as_the_search_did_over_dicts(seed):
                              in sorted({**other, **model}.items())]
 
 
-def _written_and_read(written, store, model):
+def _written_and_read(written, kept_cloud, model):
     """``model`` written, and the store brought up to the whole cloud."""
     written.write(model)
-    _read_whole(written, store)
+    _read_whole(written, kept_cloud)
 
 
-def _store_of_summaries(database, count):
-    """(A store, its database, the model written): ``count`` roots of 8
-    VCPU and the trait CUSTOM_A."""
-    store = _store()
+def _cloud_of_summaries(database, count):
+    """(A cloud.Cloud, its database, the model written): ``count`` roots
+    of 8 VCPU and the trait CUSTOM_A."""
+    kept_cloud, _store = _cloud()
     written = Written(database)
     model = Model()
     for id_ in range(1, count + 1):
         model.providers[id_] = (kept.DEAD, id_, 0, 0, _uuid(id_),
                                 [(0, 8, 0, 1.0, 1, 8, 1)],
                                 frozenset({'CUSTOM_A'}))
-    _written_and_read(written, store, model)
-    return store, written, model
+    _written_and_read(written, kept_cloud, model)
+    return kept_cloud, written, model
 
 
 def _render(summary, shape):
@@ -470,9 +472,10 @@ def _joined(shown, shape, render, piece=7):
 def test_summaries_kept_rendered_follow_their_providers(database,
                                                         monkeypatch):
     monkeypatch.setattr(kept, 'MOST_DEAD', 0.01)
-    store, written, model = _store_of_summaries(database, 10)
+    kept_cloud, written, model = _cloud_of_summaries(database, 10)
+    store = kept_cloud.store
     names = {0: 'VCPU'}
-    every = summaries.Shown(store, store.rows.id[store.live_rows()], names)
+    every = summaries.Shown(kept_cloud, store.rows.id[store.live_rows()], names)
     every.render_ahead('newest', _render)
     rendered = []
 
@@ -486,29 +489,29 @@ def test_summaries_kept_rendered_follow_their_providers(database,
             (('VCPU', 8, 5 if i in used else 0),), ('CUSTOM_A',)), 'newest')
             for i in ids)
 
-    some = summaries.Shown(store, np.array([2, 3, 4, 7]), names)
+    some = summaries.Shown(kept_cloud, np.array([2, 3, 4, 7]), names)
     assert _joined(some, 'newest', counting) == expected([2, 3, 4, 7])
     assert rendered == []
     model.used[3, 0] = 5
-    _written_and_read(written, store, model)
+    _written_and_read(written, kept_cloud, model)
     assert _joined(some, 'newest', counting) == expected([2, 3, 4, 7], {3})
     assert rendered == [_uuid(3)]
     assert _joined(some, 'newest', counting) == expected([2, 3, 4, 7], {3})
     assert rendered == [_uuid(3)]
-    # Another shape is rendered each time; names changed render again.
+    # Another form is rendered each time; names changed render again.
     assert _joined(some, 'older', counting).count(b'older') == 4
     assert len(rendered) == 5
-    renamed = summaries.Shown(store, np.array([2]), {0: 'CPU'})
+    renamed = summaries.Shown(kept_cloud, np.array([2]), {0: 'CPU'})
     assert _joined(renamed, 'newest', counting) == _render(
         summaries.ProviderSummary(_uuid(2), None, _uuid(2), (('CPU', 8, 0),),
                                   ('CUSTOM_A',)), 'newest')
     # Rows dropped and renumbered by a compaction keep their members.
     for gone in (1, 5, 6, 8):
         del model.providers[gone]
-    _written_and_read(written, store, model)
+    _written_and_read(written, kept_cloud, model)
     rendered.clear()
     kept_ids = [2, 3, 4, 7, 9, 10]
-    assert _joined(summaries.Shown(store, np.array(kept_ids), {0: 'CPU'}),
+    assert _joined(summaries.Shown(kept_cloud, np.array(kept_ids), {0: 'CPU'}),
                    'newest', counting) == b', '.join(
         _render(summaries.ProviderSummary(
             _uuid(i), None, _uuid(i), (('CPU', 8, 5 if i == 3 else 0),),
@@ -519,19 +522,20 @@ def test_summaries_kept_rendered_follow_their_providers(database,
 def test_the_arena_is_made_again_once_much_was_rendered_since(database,
                                                               monkeypatch):
     monkeypatch.setattr(summaries, 'REMAKE_AFTER', 10)
-    store, written, model = _store_of_summaries(database, 5)
+    kept_cloud, written, model = _cloud_of_summaries(database, 5)
+    store = kept_cloud.store
     names = {0: 'VCPU'}
-    summaries.Shown(store, store.rows.id[store.live_rows()], names).render_ahead(
+    summaries.Shown(kept_cloud, store.rows.id[store.live_rows()], names).render_ahead(
         'newest', _render)
     for id_ in model.providers:
         model.used[id_, 0] = 1
-    _written_and_read(written, store, model)
-    shown = summaries.Shown(store, store.rows.id[store.live_rows()], names)
+    _written_and_read(written, kept_cloud, model)
+    shown = summaries.Shown(kept_cloud, store.rows.id[store.live_rows()], names)
     first = _joined(shown, 'newest', _render)
     assert first.count(b"('VCPU', 8, 1)") == 5
     # Past REMAKE_AFTER bytes rendered since, they went into the arena.
-    assert store.arena.since == {}
-    assert store.arena.text == first + b', '
+    assert kept_cloud.arena.since == {}
+    assert kept_cloud.arena.text == first + b', '
     assert _joined(shown, 'newest', _render) == first
 
 
@@ -546,8 +550,8 @@ def test_trees_in_rank_order_as_sorted_keys_give_them(database, seed):
         for rc, *_rest in place[5]:
             if rng.random() < 0.5:
                 model.used[id_, rc] = rng.randint(0, 6)
-    store = _store()
-    _written_and_read(written, store, model)
+    kept_cloud, store = _cloud()
+    _written_and_read(written, kept_cloud, model)
     sorted_by = ((1, -1), (2, 1))
     order = orders.TreeOrder(store, sorted_by)
     held = {}
