@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """The container image's HEALTHCHECK: GET /healthcheck of the line the
-container serves (etc/container/entrypoint.sh), exit 0 on 200.
+container serves, exit 0 on 200.
 
-The router answers HTTP on $PLACEMENT_LITE_HTTP_ADDRESS; when nothing
-listens there, the behind-nginx line is asked on
-$PLACEMENT_LITE_UWSGI_ADDRESS in the uwsgi protocol, as nginx asks it.
+The line is read from the arguments of uwsgi, PID 1
+(etc/container/entrypoint.sh): the router (``--shared-socket ADDRESS``)
+is asked over HTTP, the behind-nginx line (``--socket ADDRESS``) in the
+uwsgi protocol, as nginx asks it.
 """
 
 import http.client
-import os
 import socket
 import struct
 import sys
@@ -16,8 +16,10 @@ import sys
 TIMEOUT = 4
 
 
-def address(variable, default):
-    host, _colon, port = os.environ.get(variable, default).rpartition(':')
+def address(bound):
+    """Where to reach what uwsgi bound at ``bound`` (``:8778`` is every
+    address)."""
+    host, _colon, port = bound.rpartition(':')
     host = host.strip('[]')
     if host in ('', '0.0.0.0', '::'):
         host = '127.0.0.1' if host != '::' else '::1'
@@ -53,10 +55,17 @@ def over_uwsgi(host, port):
 
 
 def main():
-    try:
-        status = over_http(*address('PLACEMENT_LITE_HTTP_ADDRESS', ':8778'))
-    except ConnectionRefusedError:
-        status = over_uwsgi(*address('PLACEMENT_LITE_UWSGI_ADDRESS', ':8779'))
+    with open('/proc/1/cmdline', 'rb') as cmdline:
+        arguments = cmdline.read().decode().split('\0')
+    for option, ask in (('--shared-socket', over_http),
+                        ('--socket', over_uwsgi)):
+        if option in arguments:
+            bound = arguments[arguments.index(option) + 1]
+            break
+    else:
+        print('PID 1 serves no line of the image: %s' % ' '.join(arguments))
+        return 1
+    status = ask(*address(bound))
     print('GET /healthcheck: %d' % status)
     return 0 if status == 200 else 1
 
