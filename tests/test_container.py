@@ -221,15 +221,19 @@ def _manifests():
 def _played(manifests, image, db_url, port):
     """The manifests as `podman kube play` runs them here: the image, the
     database and noauth2 given, the router on its own port of the host's
-    network (no port mappings there), one replica; the Job's pod as a Pod
-    (podman 4.3 plays no Job)."""
+    network (no port mappings there), one replica. What podman 4.3 cannot
+    play is made of what it can: the Job's pod is a Pod; the Secret is a
+    ConfigMap of the same name and files, its volume a ConfigMap's (4.3
+    writes a Secret's files base64-encoded)."""
     config = copy.deepcopy(manifests['ConfigMap'])
     config['data']['placement.conf'] = config['data'][
         'placement.conf'].replace('auth_strategy = keystone',
                                   'auth_strategy = noauth2')
-    secret = copy.deepcopy(manifests['Secret'])
-    secret['stringData']['secrets.conf'] = (
-        '[placement_database]\nconnection = %s\n' % db_url)
+    secret = {'apiVersion': 'v1', 'kind': 'ConfigMap',
+              'metadata': manifests['Secret']['metadata'],
+              'data': {name: '[placement_database]\nconnection = %s\n'
+                       % db_url
+                       for name in manifests['Secret']['stringData']}}
     deployment = copy.deepcopy(manifests['Deployment'])
     deployment['spec']['replicas'] = 1
     job = manifests['Job']
@@ -238,6 +242,10 @@ def _played(manifests, image, db_url, port):
             'spec': dict(copy.deepcopy(job['spec']['template']['spec']),
                          restartPolicy='Never')}
     for pod in (deployment['spec']['template']['spec'], sync['spec']):
+        for volume in pod['volumes']:
+            if 'secret' in volume:
+                volume['configMap'] = {
+                    'name': volume.pop('secret')['secretName']}
         for container in pod['containers']:
             container['image'] = image
             container.pop('ports', None)
@@ -253,18 +261,12 @@ def test_the_kubernetes_manifests_played(image, tmp_path):
     url = harness.empty_database_url('postgresql')
     port = harness._free_port()
     config, secret, sync, deployment = _played(_manifests(), image, url, port)
-    # podman 4.3 takes a Secret volume's data from its own secret store.
-    secret_name = secret['metadata']['name']
-    (tmp_path / 'secret.yaml').write_text(yaml.safe_dump(secret))
     files = {}
-    for name, documents in (('sync', [config, sync]),
-                            ('api', [config, deployment])):
+    for name, documents in (('sync', [config, secret, sync]),
+                            ('api', [config, secret, deployment])):
         files[name] = str(tmp_path / (name + '.yaml'))
         with open(files[name], 'w') as handle:
             yaml.safe_dump_all(documents, handle)
-    containers.podman('secret', 'rm', secret_name, check=False)
-    containers.podman('secret', 'create', secret_name,
-                      str(tmp_path / 'secret.yaml'))
     try:
         containers.podman('kube', 'play', '--network', 'host', files['sync'])
         name = '%s-%s' % (sync['metadata']['name'],
@@ -284,15 +286,14 @@ def test_the_kubernetes_manifests_played(image, tmp_path):
         pod = deployment['spec']['template']['spec']
         name = '%s-pod-0-%s' % (deployment['metadata']['name'],
                                 pod['containers'][0]['name'])
-        inspected = yaml.safe_load(containers.podman(
-            'inspect', '--format', '{{json .}}', name).stdout)
+        inspected, = yaml.safe_load(
+            containers.podman('inspect', name).stdout)
         assert inspected['HostConfig']['ReadonlyRootfs'] is True
         assert inspected['Config']['User'] == '%d:%d' % (
             containers.UID, containers.UID)
     finally:
         for path in files.values():
             containers.podman('kube', 'down', path, check=False)
-        containers.podman('secret', 'rm', secret_name, check=False)
 
 
 def _answers(port):
