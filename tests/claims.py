@@ -12,7 +12,11 @@ consumers it cannot be sure of (any other answer, or none). Afterwards:
   there, but each consumer holds exactly what one claim asked for (nothing
   half-written) and every acknowledged claim is there.
 
-Both check that no inventory is over-committed.
+Both check that no inventory is over-committed. Each client also keeps
+every write it sent, with its answer, and :func:`write_problems` checks
+each of them in the database, whatever its answer (the rolling restarts:
+tests/rolling_restart.py); :func:`conflict_by_design` tells the 409s the
+load provokes from the others.
 
 :class:`AllocationClaimer` claims with ``POST /allocation_claims`` (1.43)
 instead, on providers :func:`put_in_racks` puts in two aggregates.
@@ -46,12 +50,23 @@ PROJECT = {'project_id': 'project', 'user_id': 'user'}
 Answer = collections.namedtuple('Answer', 'operation status error at')
 
 
+#: One write a client sent: its Answer, and ``after``, what each consumer
+#: it names holds once it is applied ({consumer: {provider: {class:
+#: amount}}}, None for nothing).
+Write = collections.namedtuple('Write', 'answer after')
+
+
 def send(port, operation, method, path, body=None, timeout=60,
-         version=servers.VERSION):
-    """An Answer for one request, whatever happens to it."""
+         version=servers.VERSION, connection=None):
+    """An Answer for one request, whatever happens to it: on its own
+    connection, or on ``connection`` (a servers.KeptConnection)."""
     try:
-        status, payload = servers.request(port, method, path, body,
-                                          version=version, timeout=timeout)
+        if connection is None:
+            status, payload = servers.request(
+                port, method, path, body, version=version, timeout=timeout)
+        else:
+            status, _headers, payload = connection.exchange(
+                method, path, body, version=version)
     except OSError as exc:
         status, payload = None, {'errors': [{'detail': str(exc)}]}
     error = payload['errors'][0] if isinstance(payload, dict) and (
@@ -78,11 +93,25 @@ def create_providers(port, count=3, prefix='cn'):
 
 
 class _Load(threading.Thread):
-    """A thread of the load; an exception it raises is kept in ``crash``
-    for :func:`finish` to report, instead of ending it unseen."""
+    """A thread of the load, sending to ``port`` until ``deadline`` (a
+    ``time.monotonic()`` value) and keeping the Answer of every request;
+    an exception it raises is kept in ``crash`` for :func:`finish` to
+    report, instead of ending it unseen.
 
-    def __init__(self):
+    Each request has a connection of its own, or, with ``keep_alive``,
+    the thread keeps one open from one request to the next
+    (servers.KeptConnection)."""
+
+    def __init__(self, port, deadline, timeout=60, version=servers.VERSION,
+                 keep_alive=False):
         super().__init__(daemon=True)
+        self.port = port
+        self.deadline = deadline
+        self.timeout = timeout
+        self.version = version
+        self.connection = (servers.KeptConnection(port, timeout)
+                           if keep_alive else None)
+        self.answers = []
         self.crash = None
 
     def run(self):
@@ -91,6 +120,22 @@ class _Load(threading.Thread):
         except Exception as exc:  # noqa: reported by finish()
             self.crash = exc
             raise
+        finally:
+            if self.connection is not None:
+                self.connection.close()
+
+    def request(self, operation, method, path, body=None):
+        """Send one request; its Answer, kept in :attr:`answers`."""
+        answer = send(self.port, operation, method, path, body, self.timeout,
+                      self.version, self.connection)
+        self.answers.append(answer)
+        return answer
+
+    @property
+    def resent(self):
+        """Requests sent again after their kept connection was found
+        closed."""
+        return 0 if self.connection is None else self.connection.resent
 
 
 class Client(_Load):
@@ -101,20 +146,17 @@ class Client(_Load):
     """
 
     def __init__(self, port, providers, seed, deadline, requests=None,
-                 timeout=60, version=servers.VERSION):
-        super().__init__()
-        self.port = port
+                 timeout=60, version=servers.VERSION, keep_alive=False):
+        super().__init__(port, deadline, timeout, version, keep_alive)
         self.providers = providers
         self.random = random.Random(seed)
-        self.deadline = deadline
         self.requests = requests
-        self.timeout = timeout
-        self.version = version
         self.requested = {}   # consumer -> every allocation asked for it
         self.live = {}        # consumer -> allocation, acknowledged
         self.released = set()  # consumers whose release was acknowledged
-        self.uncertain = set()  # consumers an unanswered request touched
-        self.answers = []     # Answer of every request
+        # Consumers a write not answered 2xx touched: never written again.
+        self.uncertain = set()
+        self.writes = []      # every Write, in the order sent
         self.claims = 0       # consumers asked for (new allocations)
         self.winners = 0      # of those, acknowledged
 
@@ -137,13 +179,13 @@ class Client(_Load):
             body['consumer_type'] = 'INSTANCE'
         return body
 
-    def _send(self, operation, method, path, body, consumers):
-        """Send one request; its status, or None when no answer came."""
-        answer = send(self.port, operation, method, path, body, self.timeout,
-                      self.version)
-        self.answers.append(answer)
+    def _send(self, operation, method, path, body, after):
+        """Send one write, which leaves each consumer as ``after`` says
+        once applied; its status, or None when no answer came."""
+        answer = self.request(operation, method, path, body)
+        self.writes.append(Write(answer, after))
         if answer.status is None or answer.status >= 300:
-            self.uncertain.update(consumers)
+            self.uncertain.update(after)
         return answer.status
 
     def claim_one(self):
@@ -151,7 +193,7 @@ class Client(_Load):
         self.requested[consumer] = allocation
         self.claims += 1
         if self._send('put', 'PUT', '/allocations/' + consumer,
-                      self._body(allocation), [consumer]) == 204:
+                      self._body(allocation), {consumer: allocation}) == 204:
             self.winners += 1
             self.live[consumer] = allocation
 
@@ -172,7 +214,8 @@ class Client(_Load):
         self.claims += 1
         if self._send('move', 'POST', '/allocations', {
                 old: self._body({}, generation=1),
-                new: self._body(allocation)}, [old, new]) == 204:
+                new: self._body(allocation)},
+                {old: None, new: allocation}) == 204:
             self.winners += 1
             del self.live[old]
             self.released.add(old)
@@ -180,7 +223,7 @@ class Client(_Load):
 
     def release_one(self, consumer):
         if self._send('delete', 'DELETE', '/allocations/' + consumer, None,
-                      [consumer]) == 204:
+                      {consumer: None}) == 204:
             del self.live[consumer]
             self.released.add(consumer)
 
@@ -203,13 +246,15 @@ class Client(_Load):
 
 
 def mixed_load(port, providers, seconds, writers=8, readers=4,
-               version=servers.VERSION):
+               version=servers.VERSION, keep_alive=False):
     """(writers, readers): Clients and Readers, not yet started, that run
     for ``seconds`` from now."""
     deadline = time.monotonic() + seconds
-    return ([Client(port, providers, seed, deadline, version=version)
+    return ([Client(port, providers, seed, deadline, version=version,
+                    keep_alive=keep_alive)
              for seed in range(writers)],
-            [Reader(port, providers, deadline, version=version)
+            [Reader(port, providers, deadline, version=version,
+                    keep_alive=keep_alive)
              for _ in range(readers)])
 
 
@@ -252,14 +297,9 @@ class Reader(_Load):
     listing."""
 
     def __init__(self, port, providers, deadline, timeout=60,
-                 version=servers.VERSION):
-        super().__init__()
-        self.port = port
+                 version=servers.VERSION, keep_alive=False):
+        super().__init__(port, deadline, timeout, version, keep_alive)
         self.providers = providers
-        self.deadline = deadline
-        self.timeout = timeout
-        self.version = version
-        self.answers = []
 
     def work(self):
         paths = [
@@ -269,67 +309,117 @@ class Reader(_Load):
         ]
         turn = 0
         while time.monotonic() < self.deadline:
-            self.answers.append(send(self.port, 'read', 'GET',
-                                     paths[turn % len(paths)],
-                                     timeout=self.timeout,
-                                     version=self.version))
+            self.request('read', 'GET', paths[turn % len(paths)])
             turn += 1
 
 
 class ProviderMaker(_Load):
     """Creates providers and gives each INVENTORIES until ``deadline``;
-    keeps a ledger of the providers whose creation was acknowledged, and
-    of those given their inventories."""
+    keeps every write it sent (``writes``: (provider, Answer) of each
+    creation, and ``stocks``: of each inventory write)."""
 
-    def __init__(self, port, deadline, timeout=60, version=servers.VERSION):
-        super().__init__()
-        self.port = port
-        self.deadline = deadline
-        self.timeout = timeout
-        self.version = version
-        self.answers = []
-        self.created = set()
-        self.stocked = set()
+    def __init__(self, port, deadline, timeout=60, version=servers.VERSION,
+                 keep_alive=False):
+        super().__init__(port, deadline, timeout, version, keep_alive)
+        self.writes = []
+        self.stocks = []
 
     def work(self):
         while time.monotonic() < self.deadline:
             provider = str(uuid.uuid4())
-            created = send(self.port, 'create', 'POST', '/resource_providers',
-                           {'name': 'made-' + provider, 'uuid': provider},
-                           self.timeout, self.version)
-            self.answers.append(created)
+            created = self.request(
+                'create', 'POST', '/resource_providers',
+                {'name': 'made-' + provider, 'uuid': provider})
+            self.writes.append((provider, created))
             if created.status != 200:
                 continue
-            self.created.add(provider)
-            stocked = send(
-                self.port, 'inventories', 'PUT',
+            stocked = self.request(
+                'inventories', 'PUT',
                 '/resource_providers/%s/inventories' % provider,
                 {'resource_provider_generation': 0,
-                 'inventories': INVENTORIES}, self.timeout, self.version)
-            self.answers.append(stocked)
-            if stocked.status == 200:
-                self.stocked.add(provider)
+                 'inventories': INVENTORIES})
+            self.stocks.append((provider, stocked))
 
 
-def assert_providers_made(db, makers):
-    """Every provider whose creation was acknowledged is there, with
-    INVENTORIES when that was acknowledged too."""
-    providers = tables.resource_providers
-    inventories = tables.inventories
-    with db.reader() as conn:
-        found = set(conn.execute(sa.select(providers.c.uuid)).scalars())
-        with_totals = {uuid_: total for uuid_, total in conn.execute(
-            sa.select(providers.c.uuid, sa.func.sum(inventories.c.total))
-            .select_from(providers.join(
-                inventories,
-                inventories.c.resource_provider_id == providers.c.id))
-            .group_by(providers.c.uuid))}
-    expected_total = sum(inventory['total']
-                         for inventory in INVENTORIES.values())
+def _maybe_applied(answer):
+    """Whether a write with this answer may or may not have been applied:
+    no answer came from the service (none at all, or the front's 502 or
+    504, or another 5xx)."""
+    return answer.status is None or answer.status >= 500
+
+
+def _acknowledged(answer):
+    return answer.status is not None and 200 <= answer.status < 300
+
+
+def _check_write(what, answer, applied, untouched):
+    """The problem with a write, if any, given whether the database shows
+    it ``applied`` or ``untouched``."""
+    if applied and untouched:
+        return None
+    if not applied and not untouched:
+        return '%s: half applied (answered %s)' % (what, answer.status)
+    if applied and not _acknowledged(answer) and not _maybe_applied(answer):
+        return '%s: applied, but answered %s %s' % (
+            what, answer.status, (answer.error or {}).get('code'))
+    if untouched and _acknowledged(answer):
+        return '%s: answered %s, but not applied' % (what, answer.status)
+    return None
+
+
+def provider_problems(found, stocked, makers):
+    """What the database shows of the makers' writes that their answers
+    did not say: a provider created or given inventories that was
+    answered otherwise, or the other way round; inventories other than
+    INVENTORIES. ``found``: the uuids of the providers in the database;
+    ``stocked``: inventories_in_database()."""
+    expected = {resource_class: inventory['total']
+                for resource_class, inventory in INVENTORIES.items()}
+    problems = []
     for maker in makers:
-        assert maker.created <= found, maker.created - found
-        for provider in maker.stocked:
-            assert with_totals.get(provider) == expected_total, provider
+        for provider, answer in maker.writes:
+            exists = provider in found
+            problems.append(_check_write(
+                'create %s' % provider, answer, exists, not exists))
+        for provider, answer in maker.stocks:
+            held = stocked.get(provider, {})
+            if held not in ({}, expected):
+                problems.append('inventories of %s: %s' % (provider, held))
+            problems.append(_check_write(
+                'inventories of %s' % provider, answer, held == expected,
+                held == {}))
+    return [problem for problem in problems if problem]
+
+
+def providers_in_database(db):
+    """The uuids of the providers in ``db``."""
+    with db.reader() as conn:
+        return set(conn.execute(
+            sa.select(tables.resource_providers.c.uuid)).scalars())
+
+
+def inventories_in_database(db):
+    """{provider uuid: {class: total}}, read from ``db``."""
+    held = {}
+    for provider, resource_class, total in _named_rows(
+            db, tables.inventories, tables.inventories.c.total):
+        held.setdefault(provider, {})[resource_class] = int(total)
+    return held
+
+
+def _named_rows(db, table, *columns):
+    """(provider uuid, class name, ``columns``...) of every row of
+    ``table`` (allocations, inventories), read from ``db``."""
+    providers = tables.resource_providers
+    classes = tables.resource_classes
+    query = (sa.select(providers.c.uuid, classes.c.name, *columns)
+             .select_from(table
+                          .join(providers, table.c.resource_provider_id
+                                == providers.c.id)
+                          .join(classes, table.c.resource_class_id
+                                == classes.c.id)))
+    with db.reader() as conn:
+        return conn.execute(query).all()
 
 
 def answers(threads):
@@ -337,23 +427,92 @@ def answers(threads):
     return [answer for thread in threads for answer in thread.answers]
 
 
+#: The 409s the Clients' writes provoke by design, as (error code, words
+#: of its detail), and why:
+CONFLICTS_BY_DESIGN = (
+    # Over capacity: the clients ask together for far more than the
+    # providers hold (placement.undefined_code, as the reference answers).
+    (errors.DEFAULT, 'Unable to allocate inventory'),
+    # Every try of the write met another write bumping one of its
+    # providers' generations ([placement]
+    # allocation_conflict_retry_count): six writers on four providers.
+    (errors.CONCURRENT_UPDATE, 'concurrently updated the resource provider'),
+)
+#: Not among them, the consumer generation conflicts (also
+#: placement.concurrent_update): each consumer is written by one client
+#: only, never again after a write that was not acknowledged, so the
+#: generation it sends is always the consumer's. Such a 409 is a write
+#: sent twice (a proxy's resend meeting its own committed first try) or a
+#: bug. Nor anything of the other writes: a provider's creation or
+#: inventories answered 409 were sent twice too.
+ALLOCATION_WRITES = ('put', 'post', 'move')
+
+
+def conflict_by_design(answer):
+    """Whether ``answer`` is a 409 of CONFLICTS_BY_DESIGN to a Client's
+    allocation write."""
+    if answer.status != 409 or answer.operation not in ALLOCATION_WRITES:
+        return False
+    error = answer.error or {}
+    code, detail = error.get('code'), error.get('detail', '')
+    return any(code == expected and words in detail
+               for expected, words in CONFLICTS_BY_DESIGN)
+
+
+def write_problems(held, clients):
+    """What the database shows of the clients' writes that their answers
+    did not say, each write checked whatever its answer; ``held``:
+    allocations_in_database().
+
+    An acknowledged write (2xx) is there, unless a later acknowledged
+    write of the same consumer changed it. A write answered otherwise is
+    not there at all; one that got no answer from the service
+    (_maybe_applied) is there whole or not at all. Whole: every consumer
+    it names (both of a two-consumer POST, the old and the new of a move)
+    holds what the write gave it; not at all: every one holds what it
+    held before. A consumer no client asked for is a problem too, and so
+    is an over-committed inventory."""
+    problems = ['over capacity: %s %s used %d' % (provider, resource_class,
+                                                  used)
+                for (provider, resource_class), used
+                in _usage(held.values()).items()
+                if used > CAPACITY[resource_class]]
+    known = set()
+    for client in clients:
+        expected, last, checks = {}, set(), []
+        for write in client.writes:
+            known.update(write.after)
+            # Client.work never writes a consumer again after a write of
+            # it that was not acknowledged: that write's is the last word.
+            assert not last & write.after.keys(), write
+            if _acknowledged(write.answer):
+                expected.update(write.after)
+            else:
+                checks.append((write, {consumer: expected.get(consumer)
+                                       for consumer in write.after}))
+                last.update(write.after)
+        for consumer, allocation in expected.items():
+            if consumer not in last and held.get(consumer) != allocation:
+                problems.append('%s: holds %s, acknowledged %s' % (
+                    consumer, held.get(consumer), allocation))
+        for write, before in checks:
+            found = {consumer: held.get(consumer) for consumer in write.after}
+            problems.append(_check_write(
+                '%s of %s' % (write.answer.operation, sorted(write.after)),
+                write.answer, found == write.after, found == before))
+    problems.extend('%s: no client wrote it' % consumer
+                    for consumer in held.keys() - known)
+    return [problem for problem in problems if problem]
+
+
 def allocations_in_database(db):
     """{consumer: {provider uuid: {class: amount}}}, read from ``db``."""
     allocations = tables.allocations
-    classes = tables.resource_classes
-    providers = tables.resource_providers
-    query = (sa.select(allocations.c.consumer_id, providers.c.uuid,
-                       classes.c.name, allocations.c.used)
-             .select_from(allocations
-                          .join(providers, allocations.c.resource_provider_id
-                                == providers.c.id)
-                          .join(classes, allocations.c.resource_class_id
-                                == classes.c.id)))
     held = {}
-    with db.reader() as conn:
-        for consumer, provider, resource_class, used in conn.execute(query):
-            held.setdefault(consumer, {}).setdefault(provider, {})[
-                resource_class] = int(used)
+    for provider, resource_class, consumer, used in _named_rows(
+            db, allocations, allocations.c.consumer_id, allocations.c.used):
+        held.setdefault(consumer, {}).setdefault(provider, {})[
+            resource_class] = int(used)
     return held
 
 

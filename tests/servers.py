@@ -59,26 +59,86 @@ def exchange(port, method, path, body=None, version=VERSION, timeout=60,
     conn = connection or http.client.HTTPConnection('127.0.0.1', port,
                                                     timeout=timeout)
     try:
-        headers = {'x-auth-token': 'admin', 'accept': 'application/json',
-                   'openstack-api-version': 'placement %s' % version}
-        data = None
-        if body is not None:
-            data = json.dumps(body)
-            headers['content-type'] = 'application/json'
-        conn.request(method, path, body=data, headers=headers)
-        response = conn.getresponse()
-        raw = response.read()
-        answered = {name.lower(): value
-                    for name, value in response.getheaders()}
-        if not raw:
-            return response.status, answered, None
-        if response.getheader('content-type', '').startswith(
-                'application/json'):
-            return response.status, answered, json.loads(raw)
-        return response.status, answered, raw.decode(errors='replace')
+        _send(conn, method, path, body, version)
+        return _answer(conn.getresponse())
     finally:
         if connection is None:
             conn.close()
+
+
+def _send(conn, method, path, body, version):
+    headers = {'x-auth-token': 'admin', 'accept': 'application/json',
+               'openstack-api-version': 'placement %s' % version}
+    data = None
+    if body is not None:
+        data = json.dumps(body)
+        headers['content-type'] = 'application/json'
+    conn.request(method, path, body=data, headers=headers)
+
+
+def _answer(response):
+    """(status, headers, body) of ``response``, read whole."""
+    raw = response.read()
+    answered = {name.lower(): value for name, value in response.getheaders()}
+    if not raw:
+        return response.status, answered, None
+    if response.getheader('content-type', '').startswith('application/json'):
+        return response.status, answered, json.loads(raw)
+    return response.status, answered, raw.decode(errors='replace')
+
+
+class CutAnswer(OSError):
+    """An answer that ended, or whose connection failed, after its status
+    line: the client has part of an answer, which it cannot use."""
+
+
+class KeptConnection:
+    """One client's connection to 127.0.0.1:``port``, kept open from one
+    request to the next, as nova's report clients and every keystoneauth
+    session keep theirs.
+
+    A server may close an idle keep-alive connection at any moment (nginx
+    closes all of its old workers' at a reload), and a request sent at
+    that moment meets a closed connection: no answer, the connection
+    closed or reset, or a broken pipe. Like a client with keystoneauth's
+    ``connect_retries`` (and as RFC 9112, 9.3.1, lets clients retry), this
+    one sends such a request once more, on a new connection, and counts
+    it in :attr:`resent`. A request that fails on a new connection, or
+    whose answer was cut after its status line (:class:`CutAnswer`), is
+    not sent again."""
+
+    def __init__(self, port, timeout=60):
+        self.connection = http.client.HTTPConnection('127.0.0.1', port,
+                                                     timeout=timeout)
+        self.resent = 0
+
+    def exchange(self, method, path, body=None, version=VERSION):
+        """exchange() on this connection."""
+        reused = self.connection.sock is not None
+        try:
+            response = self._sent(method, path, body, version)
+        except ConnectionError:
+            if not reused:
+                raise
+            self.resent += 1
+            response = self._sent(method, path, body, version)
+        try:
+            return _answer(response)
+        except (OSError, http.client.HTTPException) as exc:
+            self.connection.close()
+            raise CutAnswer('%d, then %r' % (response.status, exc)) from exc
+
+    def _sent(self, method, path, body, version):
+        """The response to the request, once its status line came."""
+        try:
+            _send(self.connection, method, path, body, version)
+            return self.connection.getresponse()
+        except OSError:
+            self.connection.close()
+            raise
+
+    def close(self):
+        self.connection.close()
 
 
 def write_placement_conf(directory, db_url, extra=''):
@@ -158,9 +218,13 @@ class Uwsgi:
         return path
 
     def start(self):
-        """Start the instance and wait until every worker can answer."""
+        """Start the instance and wait until every worker can answer (the
+        workers and the application loads of earlier starts, whose lines
+        the log keeps, left out)."""
+        earlier = ((self.worker_pids(), self._apps_loaded())
+                   if os.path.exists(self.log_path) else ())
         self.launch()
-        self.wait_ready()
+        self.wait_ready(*earlier)
 
     def launch(self):
         """Start the instance; return at once."""
@@ -172,19 +236,27 @@ class Uwsgi:
                 env=dict(os.environ, PYTHONPATH=self.tree),
                 start_new_session=True)
 
-    def wait_ready(self):
-        """Wait until every worker can answer."""
-        if not harness.wait_for(self._ready, timeout=90):
+    def wait_ready(self, earlier_workers=frozenset(), earlier_apps=0):
+        """Wait until every worker can answer: :attr:`processes` workers
+        alive besides ``earlier_workers``, and the application loaded
+        since the log counted ``earlier_apps`` loads."""
+        if not harness.wait_for(
+                lambda: self._ready(earlier_workers, earlier_apps),
+                timeout=90):
             self.stop()
             raise RuntimeError('uwsgi did not start:\n' + self.log_text())
 
-    def _ready(self):
+    def _apps_loaded(self):
+        return self.log_text().count("WSGI app 0 (mountpoint='') ready")
+
+    def _ready(self, earlier_workers, earlier_apps):
         if self.process.poll() is not None:
             raise RuntimeError('uwsgi exited:\n' + self.log_text())
-        text = self.log_text()
-        apps = text.count("WSGI app 0 (mountpoint='') ready")
-        if len(self.worker_pids()) < self.processes or apps < (
-                self.processes if self.lazy else 1):
+        workers = [pid for pid in self.worker_pids() - earlier_workers
+                   if os.path.exists('/proc/%s' % pid)]
+        if len(workers) < self.processes or (
+                self._apps_loaded() - earlier_apps
+                < (self.processes if self.lazy else 1)):
             return False
         if self.section != 'uwsgi':
             return True
@@ -256,10 +328,23 @@ class Uwsgi:
     def problems_in_log(self):
         return problems_in(self.log_text())
 
-    def stop(self):
-        """Stop the instance as an operator would (SIGTERM), if launched."""
+    def reload(self):
+        """A graceful reload (SIGHUP to the master), as ``systemctl
+        reload`` sends it; return once the new workers can answer."""
+        earlier_workers, earlier_apps = self.worker_pids(), self._apps_loaded()
+        self.process.send_signal(signal.SIGHUP)
+        self.wait_ready(earlier_workers, earlier_apps)
+
+    def stop(self, every_process=False):
+        """Stop the instance as an operator would (SIGTERM), if launched:
+        to the master, or, with ``every_process``, to the master and every
+        process it started at once, as systemd stops a unit by default
+        (``KillMode=control-group``)."""
         if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
+            if every_process:
+                os.killpg(self.process.pid, signal.SIGTERM)
+            else:
+                self.process.terminate()
             try:
                 # A drain: [api] drain_grace_period, then the requests in
                 # hand (at most drain_timeout).
@@ -322,8 +407,12 @@ class Nginx:
             for kind in ('client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'))
         text = text.replace('http {\n', 'http {\n' + temp_paths, 1)
         path = os.path.join(self.workdir, 'nginx.conf')
-        with open(path, 'w') as handle:
+        # Written whole before it takes the file's name: nginx's master,
+        # reading the file of one reload while the next rewrites it, read
+        # half a file and kept its configuration.
+        with open(path + '.new', 'w') as handle:
             handle.write(text)
+        os.replace(path + '.new', path)
         return path
 
     def reload(self, upstream):
@@ -337,12 +426,24 @@ class Nginx:
         return _reachable(self.process, 'nginx',
                           lambda: request(self.port, 'GET', '/', timeout=5))
 
-    def error_log(self):
-        path = os.path.join(self.workdir, 'placement-error.log')
+    def error_log(self, name='placement-error.log'):
+        """The text of one of its error logs: the server block's, or
+        ``main-error.log``, its processes' own."""
+        path = os.path.join(self.workdir, name)
         if not os.path.exists(path):
             return ''
         with open(path, errors='replace') as log:
             return log.read()
+
+    def problems_in_log(self):
+        """Lines of its error logs more severe than an error (an error is
+        a host that refused a connection, say): "open socket #N left in
+        connection M" is the alert of a worker that exited with a
+        connection unfinished."""
+        pattern = re.compile(r'\[(alert|crit|emerg)\]')
+        return [line for name in ('main-error.log', 'placement-error.log')
+                for line in self.error_log(name).splitlines()
+                if pattern.search(line)]
 
     def stop(self):
         _terminate(self.process, self.workdir)
