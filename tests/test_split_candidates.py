@@ -1,0 +1,108 @@
+"""can_split (1.44, engine/split.py) against the brute-force oracle of
+tests/split_oracle.py, on random worlds, on each database:
+
+* every candidate returned could be written (each allocation line within
+  its provider's free capacity and units);
+* a tree where a split class can be served (whole, or by some valid
+  split) is offered;
+* the candidates are exactly those the documented rule picks: without a
+  limit all of them, with one the first candidate of as many trees as can
+  serve, in tree order, each one of the oracle's.
+
+Each world answers a series of requests in one process, so that what
+the process keeps between requests (the store, kept first candidates)
+is exercised too.
+"""
+
+import pytest
+
+from placement_lite import engine
+from tests import candidate_worlds as worlds
+from tests import harness
+from tests import split_oracle as oracle
+
+VERSION = (1, 44)
+
+
+def _key(candidate):
+    root, allocations, mappings = candidate
+    return repr((root, sorted(allocations.items()), sorted(mappings.items())))
+
+
+def _answer(env, ids, pairs):
+    """The engine's candidates of ``pairs``: [(root name, allocations
+    by name, mappings by name)], in the answer's order."""
+    names = {id_: name for name, id_ in ids.items()}
+    request = engine.parse_query(pairs, VERSION)
+    with engine.find_candidates(env.db, env.conf, request) as found:
+        return [(names[c.anchor],
+                 {names[p]: dict(r) for p, r in c.allocations.items()},
+                 {s: sorted(names[p] for p in ps)
+                  for s, ps in c.mappings.items()})
+                for c in found.allocation_requests]
+
+
+def check_request(env, model, ids, pairs):
+    """The engine's answer to ``pairs`` is the oracle's (see the module's
+    docstring)."""
+    expected, offers = oracle.candidates(model, pairs)
+    answer = _answer(env, ids, pairs)
+    for _root, allocations, _mappings in answer:
+        assert oracle.valid_candidate(model, allocations), (pairs, answer)
+    keys = [_key(candidate) for candidate in answer]
+    assert len(set(keys)) == len(keys), (pairs, answer)
+    limit = dict(pairs).get('limit')
+    if limit is None:
+        assert sorted(keys) == sorted(map(_key, expected)), pairs
+    else:
+        limit = int(limit)
+        assert set(keys) <= set(map(_key, expected)), (pairs, answer)
+        offering = list(dict.fromkeys(root for root, _a, _m in expected))
+        trees = list(dict.fromkeys(root for root, _a, _m in answer))
+        if len(offering) >= limit:
+            assert trees == offering[:limit], pairs
+            assert len(answer) == limit, pairs
+        else:
+            assert trees == offering, pairs
+            assert len(answer) == min(limit, len(expected)), pairs
+    groups = oracle.groups_of(pairs)
+    if len(groups) == 1:
+        (suffix, group), = groups.items()
+        if len(group.resources) == 1 and group.can_split:
+            rc, = group.resources
+            servable = [root for root, tree in offers.items()
+                        if tree.servable.get((suffix, rc))]
+            offered = {root for root, _a, _m in expected}
+            assert offered == set(servable), pairs
+            if limit is None:
+                assert {root for root, _a, _m in answer} == offered, pairs
+
+
+def check_worlds(backend, seeds, requests_per_world):
+    """``requests_per_world`` random requests on the random world of each
+    of ``seeds``, each world in a fresh database served by one process."""
+    asked = 0
+    for seed in seeds:
+        rng = oracle.rng_for(seed)
+        world = oracle.random_world(rng)
+        model = oracle.Model(world)
+        env = harness.Environment(backend)
+        try:
+            ids = worlds.load_into_db(env.db, world)
+            for _request in range(requests_per_world):
+                check_request(env, model, ids, oracle.random_request(rng))
+                asked += 1
+        finally:
+            env.close()
+    return asked
+
+
+def test_random_requests_equal_the_oracle(backend):
+    """A few worlds, in the edit-test loop."""
+    assert check_worlds(backend, range(5), 10) == 50
+
+
+@pytest.mark.slow
+def test_a_thousand_random_requests_equal_the_oracle(backend):
+    """The issue's measure: 1,000 random requests per database."""
+    assert check_worlds(backend, range(100, 140), 25) == 1000
