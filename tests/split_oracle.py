@@ -91,8 +91,8 @@ def random_world(rng):
 
 
 def random_request(rng):
-    """Query pairs: the unsuffixed group, maybe a VF group _NET and a
-    NUMA group _NUMA, each maybe with can_split; group_policy,
+    """Query pairs: the unsuffixed group, maybe VF groups _NET and _NET2
+    and a NUMA group _NUMA, each maybe with can_split; group_policy,
     same_subtree, limit."""
     pairs = []
     classes = rng.sample(['VCPU', 'MEMORY_MB', 'DISK_GB'], rng.randint(0, 2))
@@ -111,6 +111,12 @@ def random_request(rng):
         if rng.random() < 0.7:
             pairs.append(('can_split_NET', 'SRIOV_NET_VF'))
     if rng.random() < 0.3:
+        suffixed.append('_NET2')
+        pairs.append(('resources_NET2',
+                      'SRIOV_NET_VF:%d' % rng.randint(1, 3)))
+        if rng.random() < 0.5:
+            pairs.append(('can_split_NET2', 'SRIOV_NET_VF'))
+    if rng.random() < 0.3:
         suffixed.append('_NUMA')
         numa = ['VCPU:%d' % rng.randint(1, 4)]
         if rng.random() < 0.5:
@@ -126,7 +132,7 @@ def random_request(rng):
     if len(suffixed) > 1 or rng.random() < 0.3:
         pairs.append(('group_policy', rng.choice(['none', 'isolate'])))
     if len(suffixed) > 1 and rng.random() < 0.5:
-        pairs.append(('same_subtree', '_NUMA,_NET'))
+        pairs.append(('same_subtree', ','.join(rng.sample(suffixed, 2))))
     if rng.random() < 0.3:
         pairs.append(('limit', str(rng.randint(1, 4))))
     return pairs
@@ -295,6 +301,9 @@ class TreeOffer:
         #: {(suffix, rc): True when the class can be served whole or
         #: split in the tree}, of the split classes.
         self.servable = {}
+        #: How many candidates the tree gives (those an earlier tree gave
+        #: already, made of sharing providers alone, included).
+        self.given = 0
 
 
 def offer(model, groups, root):
@@ -371,6 +380,7 @@ def candidates(model, pairs):
                     *(mappings[s] for s in suffixes)))
                     for suffixes in subtrees):
                 continue
+            tree.given += 1
             allocations = {name: dict(amounts)
                            for name, amounts in allocations.items()}
             mappings = {suffix: sorted(names)

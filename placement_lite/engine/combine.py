@@ -45,6 +45,7 @@ import itertools
 import typing
 
 from placement_lite.engine import explain
+from placement_lite.engine import split
 
 #: The most entries each of the walk's caches by provider keeps (what a
 #: provider gives in a slot, its set as a group's mapping, the sets of the
@@ -166,8 +167,12 @@ class Combiner:
         for group in self.result.groups:
             choices = group.by_anchor[anchor]
             if group.spread:
+                splits = group.splits.get(anchor, {}) if group.split else {}
                 for rc_id, amount in group.amounts.items():
-                    slots.append(_Slot('', {rc_id: amount}, choices[rc_id]))
+                    slots.append(_Slot('', {rc_id: amount}, splits.get(
+                        rc_id, choices[rc_id])))
+            elif group.split:
+                slots.extend(_split_group_slots(group, anchor))
             else:
                 slots.append(_Slot(group.suffix, group.amounts, choices))
         if self.shuffle:
@@ -178,7 +183,8 @@ class Combiner:
         elif self.roomiest_first:
             capacities = self.result.capacities
             for slot in slots:
-                if len(slot.options) > 1:
+                if (not isinstance(slot.options, split.Splits)
+                        and len(slot.options) > 1):
                     held = [capacities[rc_id] for rc_id in slot.amounts]
                     slot.options = sorted(slot.options, key=lambda p: [
                         c[p].used - c[p].capacity for c in held])
@@ -197,7 +203,7 @@ class Combiner:
             for rc_id, amount in slot.amounts.items():
                 if rc_id in self._shared_classes:
                     asked[rc_id] += amount
-                    offered[rc_id].update(slot.options)
+                    offered[rc_id].update(split.offered(slot.options))
         capacities = self.result.capacities
         for rc_id, total in asked.items():
             free = sum(capacities[rc_id][p].free for p in offered[rc_id])
@@ -265,6 +271,9 @@ class Combiner:
         is asked once, and the search only offers providers with room for
         their amount), so only the group's traits are checked."""
         group = self.result.groups[0]
+        if any(isinstance(slot.options, split.Splits) for slot in slots):
+            yield from self._product_with_splits(anchor, slots, rules, seen)
+            return
         takes = self._lone_group_takes
         required = (group.required_trait_ids if 'required_traits' in rules
                     else None)
@@ -283,6 +292,35 @@ class Combiner:
                     self._joined_takes(held, take))
             candidate = self.candidate(anchor, allocations,
                                        {'': set(chosen)}, chosen, seen)
+            if candidate is not None:
+                yield candidate
+
+    def _product_with_splits(self, anchor, slots, rules, seen):
+        """_product where some class is split in the tree: a chosen option
+        is a provider or a split.Split, whose parts each provider gives;
+        the splits are read as the product reaches them (split.Splits)."""
+        group = self.result.groups[0]
+        takes = self._lone_group_takes
+        required = (group.required_trait_ids if 'required_traits' in rules
+                    else None)
+        owners = group.trait_owners
+        for chosen in _lazy_product([slot.options for slot in slots]):
+            self.steps += 1
+            providers = set().union(*map(split.givers, chosen))
+            if required:
+                offered = set().union(*(owners.get(p, ()) for p in providers))
+                if not all(alternatives & offered
+                           for alternatives in required):
+                    continue
+            allocations = {}
+            for option, take in zip(chosen, takes):
+                for provider, given in (option.takes if type(option) is (
+                        split.Split) else ((option, take),)):
+                    held = allocations.get(provider)
+                    allocations[provider] = given if held is None else (
+                        self._joined_takes(held, given))
+            candidate = self.candidate(anchor, allocations,
+                                       {'': providers}, chosen, seen)
             if candidate is not None:
                 yield candidate
 
@@ -359,6 +397,8 @@ class _Plan:
         groups = result.groups
         self.capacities = result.capacities
         self.class_names = result.class_names
+        self.class_ids = {name: rc_id
+                          for rc_id, name in result.class_names.items()}
         #: {rc id: the amount all slots asking for it ask together}, of
         #: the classes several slots ask for: the only ones whose capacity
         #: the walk checks (the search offers a slot only providers with
@@ -412,8 +452,12 @@ class _Plan:
             self.check_at.add(self.spread_done_at)
 
     def gift(self, index, slot, provider):
-        """The _Gift of ``provider`` in the slot ``index``."""
+        """The _Gift of ``provider`` (or a split.Split) in the slot
+        ``index``."""
         gift = self.gifts[index].get(provider)
+        if gift is None and type(provider) is split.Split:
+            gift = _room_in(self.gifts[index])[provider] = self._split_gift(
+                provider)
         if gift is None:
             capacities = self.capacities
             checked = []
@@ -432,6 +476,24 @@ class _Plan:
             gift = _room_in(self.gifts[index])[provider] = _Gift(
                 self.slot_amounts[index], tuple(checked), alone)
         return gift
+
+    def _split_gift(self, chosen):
+        """The _Gift of the split.Split ``chosen``: its parts, each
+        checked as a provider's amount is (see _Gift.checked)."""
+        checked = []
+        for provider, given in chosen.takes:
+            for name, amount in given.items():
+                rc_id = self.class_ids[name]
+                together = self.asked_together.get(rc_id)
+                if together is None:
+                    continue
+                capacity = self.capacities[rc_id][provider]
+                most = min(capacity.capacity - capacity.used,
+                           capacity.max_unit)
+                if most < together:
+                    checked.append(((provider, rc_id), amount, most))
+        return _Gift(None, tuple(checked), set(chosen.providers),
+                     chosen.takes)
 
     def sum(self, held, given):
         """The amounts ``held`` and ``given`` (one provider's, {class name:
@@ -452,8 +514,29 @@ class _Plan:
         key = tuple([chosen[index] for index in indexes])
         together = self._together.get(key)
         if together is None:
-            together = _room_in(self._together)[key] = set(key)
+            together = _room_in(self._together)[key] = set().union(
+                *map(split.givers, key))
         return together
+
+
+def _split_group_slots(group, anchor):
+    """The slots of a suffixed group that may split classes under
+    ``anchor`` (can_split, 1.44): one for the classes it does not split,
+    which one provider gives, then one per class it may split, in the
+    group's order."""
+    choices = group.by_anchor[anchor]
+    splits = group.splits.get(anchor, {})
+    together = {rc_id: amount for rc_id, amount in group.amounts.items()
+                if rc_id not in group.split}
+    slots = []
+    if together:
+        slots.append(_Slot(group.suffix, together,
+                           choices[next(iter(together))]))
+    for rc_id, amount in group.amounts.items():
+        if rc_id in group.split:
+            slots.append(_Slot(group.suffix, {rc_id: amount},
+                               splits.get(rc_id, choices[rc_id])))
+    return slots
 
 
 def _room_in(cache):
@@ -472,8 +555,12 @@ class _Gift(typing.NamedTuple):
     #: one request) for each class of the slot that other slots ask for
     #: too, when the provider could not give what they all ask.
     checked: tuple
-    #: {provider}: the mapping of a group of this one slot.
+    #: {provider}: the mapping of a group of this one slot (of a split,
+    #: its providers).
     alone: set
+    #: A split's parts: ((provider, {class name: amount}), ...); else
+    #: None.
+    parts: typing.Optional[tuple] = None
 
 
 class _Walk:
@@ -504,7 +591,8 @@ class _Walk:
         #: The mapping of each group whose slots are chosen, in the order
         #: of plan.suffixes.
         self.mapping_sets = [None] * len(plan.suffixes)
-        #: The providers of the isolated slots filled so far.
+        #: The providers of the isolated groups whose slots are all
+        #: filled so far.
         self.isolated = set()
         self.tree_owner = {}
 
@@ -539,14 +627,12 @@ class _Walk:
             self.combiner.steps += 1
             if checked and not _fits(usage, checked):
                 continue
-            if isolate and provider in self.isolated:
+            if isolate and not self.isolated.isdisjoint(gift.alone):
                 continue
             if one_per_tree and not self._own_tree(provider):
                 continue
             for key, amount, _limit in checked:
                 usage[key] = usage.get(key, 0) + amount
-            if isolate:
-                self.isolated.add(provider)
             self.chosen[index] = provider
             if index not in self.check_at or self._consistent(index):
                 allocations = dict(allocations_before)
@@ -557,11 +643,21 @@ class _Walk:
                     held = allocations.get(provider)
                     allocations[provider] = (given if held is None
                                              else plan.sum(held, given))
+                elif gift.parts is not None:
+                    for giver, part in gift.parts:
+                        held = allocations.get(giver)
+                        allocations[giver] = (part if held is None
+                                              else plan.sum(held, part))
+                held_apart = None
                 if closing is not None:
                     place, indexes = closing
                     mapping_sets[place] = (
                         gift.alone if len(indexes) == 1
                         else plan.mapping(self.chosen, indexes))
+                    if isolate:
+                        # Kept from the other isolated groups' slots.
+                        held_apart = mapping_sets[place]
+                        self.isolated |= held_apart
                 if last:
                     candidate = self.combiner.candidate(
                         self.anchor, allocations,
@@ -571,6 +667,8 @@ class _Walk:
                         yield candidate
                 else:
                     yield from self._fill(index + 1, allocations)
+                if held_apart is not None:
+                    self.isolated -= held_apart
             self.chosen[index] = None
             for key, amount, _limit in checked:
                 left = usage[key] - amount
@@ -578,8 +676,6 @@ class _Walk:
                     usage[key] = left
                 else:
                     del usage[key]
-            if isolate:
-                self.isolated.discard(provider)
             if one_per_tree:
                 self._leave_tree(provider)
 
@@ -606,9 +702,10 @@ class _Walk:
                 and self.spread_group.required_trait_ids):
             owners = self.spread_group.trait_owners
             offered = set()
-            for slot, provider in zip(self.slots, self.chosen):
+            for slot, option in zip(self.slots, self.chosen):
                 if not slot.suffix:
-                    offered |= owners.get(provider, set())
+                    for provider in split.givers(option):
+                        offered |= owners.get(provider, set())
             if not all(alternatives & offered for alternatives
                        in self.spread_group.required_trait_ids):
                 return False
@@ -627,8 +724,9 @@ class _Walk:
 
     def _providers_of(self, suffixes):
         """The providers chosen for the groups ``suffixes``."""
-        return {provider for slot, provider in zip(self.slots, self.chosen)
-                if slot.suffix in suffixes}
+        return {provider for slot, option in zip(self.slots, self.chosen)
+                if slot.suffix in suffixes
+                for provider in split.givers(option)}
 
 
 def _fits(usage, checked):
@@ -637,6 +735,19 @@ def _fits(usage, checked):
         if usage.get(key, 0) + amount > limit:
             return False
     return True
+
+
+def _lazy_product(options):
+    """itertools.product of ``options`` (iterables), the last varying
+    fastest, each read only as far as the product gets (itertools reads
+    them whole first)."""
+    if not options:
+        yield ()
+        return
+    first, *rest = options
+    for option in first:
+        for others in _lazy_product(rest):
+            yield (option,) + others
 
 
 def round_robin(generators):

@@ -476,7 +476,7 @@ class _Keys:
             if not names:
                 continue
             options = group.by_anchor[anchor]
-            if group.spread:
+            if group.by_class:
                 offered = frozenset().union(*(
                     self.traits(p) for providers in options.values()
                     for p in providers))
@@ -497,7 +497,7 @@ class _Keys:
                     continue
                 most += amount
                 options = group.by_anchor[anchor]
-                if group.spread:
+                if group.by_class:
                     options = options[rc_id]
                 inside = sum(result.root_of(p) == anchor for p in options)
                 # Unless a sharing provider of another tree may give it.

@@ -1,0 +1,215 @@
+"""can_split (microversion 1.44): one class's amount taken from several
+providers of a tree, and which splits a tree offers.
+
+The rule (api-ref/extensions.md, "1.44: can_split"): a class a group may
+split is split only in a tree where no provider serving the group there
+can take its whole amount; then only over the fewest providers that can
+make it up together, sharing providers never among them; each set of
+that many providers over which a valid split exists gives one split, its
+providers roomiest first (the most each can give toward the amount, then
+creation order), each taking as much as it can such that the providers
+after it can still take the rest, in their steps. The splits of a tree
+come in the order of their sets: the combinations of the providers that
+may take a part, listed roomiest first, in lexicographic order.
+
+"As much as it can such that the rest can still be taken" is the
+lexicographically greatest split of the set: it exists whenever any
+split of the set does, and where nothing gets in the way (no step_size,
+no min_unit above 1) it is plain filling, the roomiest all it can, then
+the next. Plain filling alone would miss splits: 6 over a provider that
+can give 5 in steps of 1 and one that gives only 4 fills 5 and leaves 1
+that the second cannot take, where 2 + 4 is a split.
+
+The search (``search``) finds, per tree, who may take a part; a tree's
+:class:`Splits` are made as the combination reads them (``combine``),
+so a tree whose first candidate is all a bounded answer takes costs the
+first split only.
+"""
+
+import functools
+import itertools
+import math
+import typing
+
+import numpy as np
+
+
+class Split:
+    """One class's amount taken from several providers: ``takes``, a
+    tuple of (provider id, {class name: part}) roomiest first; the dicts
+    are shared by every candidate using the split (never change them)."""
+
+    __slots__ = ('takes', 'providers')
+
+    def __init__(self, takes):
+        self.takes = takes
+        self.providers = frozenset(provider for provider, _take in takes)
+
+    def __repr__(self):
+        return 'Split(%r)' % (self.takes,)
+
+
+class _Units(typing.NamedTuple):
+    """What one provider may give as a part of an amount."""
+
+    provider: int
+    #: Its smallest part: min_unit rounded up to a step.
+    least: int
+    #: Its largest part toward the amount: the least of max_unit, its
+    #: free capacity and the amount, rounded down to a step.
+    most: int
+    step: int
+
+
+def _units(provider, capacity, amount):
+    step = capacity.step_size
+    least = math.ceil(capacity.min_unit / step) * step
+    most = min(capacity.max_unit, capacity.free, amount) // step * step
+    return _Units(provider, least, most, step)
+
+
+class Splits:
+    """The splits of ``amount`` of one class in one tree, over the
+    providers ``capacities`` ({provider id: reads.Capacity}, those that
+    may take a part), in the rule's order, made as they are read:
+    iterated again and again, each split is made once. ``providers``:
+    the providers that may take a part."""
+
+    def __init__(self, class_name, amount, capacities):
+        self.providers = sorted(capacities)
+        self._class_name = class_name
+        self._amount = amount
+        self._made = []
+        self._making = self._splits(sorted(
+            (_units(provider, capacity, amount)
+             for provider, capacity in capacities.items()),
+            key=lambda units: (-units.most, units.provider)))
+
+    def __iter__(self):
+        index = 0
+        while True:
+            if index == len(self._made):
+                if self._making is None:
+                    return
+                made = next(self._making, None)
+                if made is None:
+                    self._making = None
+                    return
+                self._made.append(made)
+            yield self._made[index]
+            index += 1
+
+    def __bool__(self):
+        """Whether a valid split exists."""
+        return next(iter(self), None) is not None
+
+    def _splits(self, listed):
+        """The Splits over the fewest of ``listed`` (_Units, roomiest
+        first), in order."""
+        amount = self._amount
+        for count in range(2, len(listed) + 1):
+            if sum(units.most for units in listed[:count]) < amount:
+                # Not even the roomiest can make it up.
+                continue
+            found = False
+            for chosen in itertools.combinations(listed, count):
+                parts = greatest_parts(chosen, amount)
+                if parts is not None:
+                    found = True
+                    yield Split(tuple(
+                        (units.provider, {self._class_name: part})
+                        for units, part in zip(chosen, parts)))
+            if found:
+                return
+
+
+def greatest_parts(chosen, amount):
+    """The lexicographically greatest parts of ``amount`` the providers
+    ``chosen`` (_Units, in order) can give, each at least its least, at
+    most its most, in its steps, adding up to ``amount``; None when there
+    are none."""
+    count = len(chosen)
+    least_after = [0] * (count + 1)
+    most_after = [0] * (count + 1)
+    steps_after = [0] * (count + 1)
+    for index in range(count - 1, -1, -1):
+        units = chosen[index]
+        least_after[index] = least_after[index + 1] + units.least
+        most_after[index] = most_after[index + 1] + units.most
+        steps_after[index] = math.gcd(steps_after[index + 1], units.step)
+    if not least_after[0] <= amount <= most_after[0]:
+        return None
+
+    @functools.cache
+    def rest(index, left):
+        """The greatest parts of ``left`` from chosen[index:], or None."""
+        units = chosen[index]
+        if index == count - 1:
+            if units.least <= left <= units.most and left % units.step == 0:
+                return (left,)
+            return None
+        part = min(units.most, left - least_after[index + 1])
+        part -= part % units.step
+        lowest = max(units.least, left - most_after[index + 1])
+        after = steps_after[index + 1]
+        while part >= lowest:
+            if (left - part) % after == 0:
+                found = rest(index + 1, left - part)
+                if found is not None:
+                    return (part,) + found
+            part -= units.step
+        return None
+
+    return rest(0, amount)
+
+
+def served(rc_name, amount, providers, anchors, capable, sharing):
+    """Where a class a group may split can be served: (providers,
+    anchors, {anchor: Splits}) of the (provider, anchor) pairs
+    ``providers``, ``anchors`` (arrays; every provider serves the group
+    but for the amount, and can give a part of it or all of it,
+    ``capable``: their holdings.Holdings). In a tree where a provider can
+    take ``amount`` whole, the pairs of those providers alone; in one
+    where none can, those of the providers a split may take parts from
+    (not ``sharing`` ones), when there is a split; other trees are left
+    out."""
+    if not len(providers):
+        return providers, anchors, {}
+    whole = capable.with_room(amount).within_units(amount).ids
+    takes_whole = np.isin(providers, whole)
+    if takes_whole.all():
+        return providers, anchors, {}
+    in_whole_tree = np.isin(anchors, anchors[takes_whole])
+    parts = ~in_whole_tree & ~np.isin(providers, np.fromiter(
+        sharing, np.int64, len(sharing)))
+    by_id = capable.by_id()
+    splits = {}
+    left_out = []
+    part_anchors = anchors[parts]
+    order = np.argsort(part_anchors, kind='stable')
+    ordered = part_anchors[order]
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(ordered)) + 1,
+                             [len(ordered)])).tolist() if len(ordered) else [0]
+    part_providers = providers[parts][order].tolist()
+    for start, end in zip(starts, starts[1:]):
+        anchor = int(ordered[start])
+        found = Splits(rc_name, amount, {
+            provider: by_id[provider]
+            for provider in part_providers[start:end]})
+        if found:
+            splits[anchor] = found
+        else:
+            left_out.append(anchor)
+    kept = takes_whole | (parts & ~np.isin(anchors, np.fromiter(
+        left_out, np.int64, len(left_out))))
+    return providers[kept], anchors[kept], splits
+
+
+def offered(options):
+    """The providers a slot's ``options`` (provider ids, or Splits) name."""
+    return options.providers if isinstance(options, Splits) else options
+
+
+def givers(option):
+    """The providers of one option: a provider id, or a Split."""
+    return option.providers if type(option) is Split else (option,)
