@@ -7,7 +7,9 @@ tests/split_oracle.py, on random worlds, on each database:
   split) is offered;
 * the candidates are exactly those the documented rule picks: without a
   limit all of them, with one the first candidate of as many trees as can
-  serve, in tree order, each one of the oracle's.
+  serve, in tree order, each one of the oracle's;
+* ranked (1.42), they come in the order of the rank key over what each
+  leaves its tree free (tests/test_ranked_candidates.py's brute force).
 
 Each world answers a series of requests in one process, so that what
 the process keeps between requests (the store, kept first candidates)
@@ -20,6 +22,7 @@ from placement_lite import engine
 from tests import candidate_worlds as worlds
 from tests import harness
 from tests import split_oracle as oracle
+from tests import test_ranked_candidates as ranked
 
 VERSION = (1, 44)
 
@@ -104,3 +107,49 @@ def test_random_requests_equal_the_oracle(backend):
 def test_a_thousand_random_requests_equal_the_oracle(backend):
     """The issue's measure: 1,000 random requests per database."""
     assert check_worlds(backend, range(100, 140), 25) == 1000
+
+
+def _ranked_request(rng):
+    """A random request ranked by one or two classes, maybe preferring a
+    physnet for the VF group, and a limit or None."""
+    pairs = [pair for pair in oracle.random_request(rng)
+             if pair[0] != 'limit']
+    terms = rng.sample(['VCPU', 'MEMORY_MB', 'DISK_GB'], rng.randint(1, 2))
+    pairs.append(('rank_by', ','.join(
+        '%s:%s' % (rng.choice(['spread', 'pack']), rc) for rc in terms)))
+    if 'resources_NET' in dict(pairs) and rng.random() < 0.4:
+        pairs.append(('preferred_NET', rng.choice(oracle.PHYSNETS)))
+    return pairs, rng.choice([None, 1, 2, 3])
+
+
+def _splitting(model, pairs):
+    """Whether some candidate of ``pairs`` takes a class from several
+    providers for one group."""
+    found, _offers = oracle.candidates(model, pairs)
+    return any(len(split) > 1 for tree in _offers.values()
+               for _suffix, options in tree.slots for split in options) and (
+        bool(found))
+
+
+def _ranked_splitting_worlds(count):
+    """(world, pairs, limit) of the first ``count`` random ranked requests
+    whose candidates split, from seeds 200 on."""
+    found = []
+    seed = 200
+    while len(found) < count:
+        rng = oracle.rng_for(seed)
+        world = oracle.random_world(rng)
+        pairs, limit = _ranked_request(rng)
+        if _splitting(oracle.Model(world), pairs):
+            found.append((world, pairs, limit))
+        seed += 1
+    return found
+
+
+@pytest.mark.parametrize('narrow', [False, True])
+def test_ranked_split_candidates_equal_brute_force(backend, narrow):
+    """Ranked requests whose candidates split: the bounded ranked walk
+    (with ``narrow`` windows, tree after tree) gives the brute-force
+    order."""
+    for world, pairs, limit in _ranked_splitting_worlds(15):
+        ranked.check_world(backend, world, pairs, limit, narrow, VERSION)
