@@ -786,14 +786,12 @@ class _GroupSearch:
                 continue
             pairs = _anchored_pairs(set(by_class[rc_id]) & providers, roots,
                                     in_window)
-            givers, anchors, splits[rc_id] = split.served(
+            givers, anchors, splits[rc_id], short = split.served(
                 self.names.class_names[rc_id], amount,
                 np.array([p for p, _a in pairs], np.int64),
                 np.array([a for _p, a in pairs], np.int64), by_class[rc_id],
                 in_window.sharing_among(providers))
-            if tally.active:
-                tally.kept_trees(suffix, Step('split', rc_id, amount),
-                                 set(anchors.tolist()))
+            tally.split(suffix, Step('split', rc_id, amount), anchors, short)
             options[rc_id] = _by_anchor(zip(givers.tolist(),
                                             anchors.tolist()))
         anchors = sorted(set.intersection(*(set(served)
@@ -959,12 +957,11 @@ class _GroupSearch:
         providers, anchors = providers[kept], anchors[kept]
         if rc_id not in filters.split:
             return _Pairs(providers, anchors)
-        providers, anchors, splits = split.served(
+        providers, anchors, splits, short = split.served(
             self.names.class_names[rc_id], filters.amounts[rc_id], providers,
             anchors, capable, in_window.sharing_among(capable))
-        if tally.active:
-            tally.kept_trees('', Step('split', rc_id, filters.amounts[rc_id]),
-                             set(anchors.tolist()))
+        tally.split(group.suffix, Step('split', rc_id, filters.amounts[rc_id]),
+                    anchors, short)
         return _Pairs(providers, anchors, splits)
 
 

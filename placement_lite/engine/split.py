@@ -80,10 +80,13 @@ class Splits:
         self._class_name = class_name
         self._amount = amount
         self._made = []
-        self._making = self._splits(sorted(
-            (_units(provider, capacity, amount)
-             for provider, capacity in capacities.items()),
-            key=lambda units: (-units.most, units.provider)))
+        listed = sorted((_units(provider, capacity, amount)
+                         for provider, capacity in capacities.items()),
+                        key=lambda units: (-units.most, units.provider))
+        #: The most the providers could give together, each its largest
+        #: part (explain's ``largest`` of a tree without a split).
+        self.most_together = sum(units.most for units in listed)
+        self._making = self._splits(listed)
 
     def __iter__(self):
         index = 0
@@ -165,7 +168,8 @@ def greatest_parts(chosen, amount):
 
 def served(rc_name, amount, providers, anchors, capable, sharing):
     """Where a class a group may split can be served: (providers,
-    anchors, {anchor: Splits}) of the (provider, anchor) pairs
+    anchors, {anchor: Splits}, {anchor left out: what its providers
+    could give together}) of the (provider, anchor) pairs
     ``providers``, ``anchors`` (arrays; every provider serves the group
     but for the amount, and can give a part of it or all of it,
     ``capable``: their holdings.Holdings). In a tree where a provider can
@@ -174,17 +178,17 @@ def served(rc_name, amount, providers, anchors, capable, sharing):
     (not ``sharing`` ones), when there is a split; other trees are left
     out."""
     if not len(providers):
-        return providers, anchors, {}
+        return providers, anchors, {}, {}
     whole = capable.with_room(amount).within_units(amount).ids
     takes_whole = np.isin(providers, whole)
     if takes_whole.all():
-        return providers, anchors, {}
+        return providers, anchors, {}, {}
     in_whole_tree = np.isin(anchors, anchors[takes_whole])
     parts = ~in_whole_tree & ~np.isin(providers, np.fromiter(
         sharing, np.int64, len(sharing)))
     by_id = capable.by_id()
     splits = {}
-    left_out = []
+    left_out = {}
     part_anchors = anchors[parts]
     order = np.argsort(part_anchors, kind='stable')
     ordered = part_anchors[order]
@@ -199,10 +203,10 @@ def served(rc_name, amount, providers, anchors, capable, sharing):
         if found:
             splits[anchor] = found
         else:
-            left_out.append(anchor)
+            left_out[anchor] = found.most_together
     kept = takes_whole | (parts & ~np.isin(anchors, np.fromiter(
         left_out, np.int64, len(left_out))))
-    return providers[kept], anchors[kept], splits
+    return providers[kept], anchors[kept], splits, left_out
 
 
 def offered(options):
