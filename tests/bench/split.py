@@ -1,0 +1,130 @@
+"""can_split (1.44) on NUMA-modelled hosts against nova's flavor on flat
+hosts, in-process.
+
+    python -m tests.bench.split --hosts 50000 --repetitions 21
+
+Writes the benchmark's cloud of ``--hosts`` hosts twice, in bulk
+(tests/bench/builder.py), into databases of the throwaway PostgreSQL:
+in the ``numa`` layout (VCPU and MEMORY_MB on each host's two NUMA nodes;
+every tenth host's nodes left with 2 VCPU and 4096 MB free each, so that
+nova's flavor fits it only split) and in the ``flat`` layout (the same
+hosts and instances, VCPU and MEMORY_MB on the roots); see
+tests/bench/cloud.py. Serves both in this process, as tests/bench/ranked.py
+serves one, and times each pair in turns, request by request, warm: nova's
+flavor with ``can_split=VCPU,MEMORY_MB`` and ``limit=1000`` on the NUMA
+cloud against nova's flavor on the flat cloud (issue 62's goal: at most
+1.5x), the same ranked by spread on MEMORY_MB against its flat twin, and
+nova's flavor without can_split on the NUMA cloud (what NUMA nodes as
+providers cost by themselves). Then it checks the answers: with
+can_split as many hosts as the flat twin names; and counts how many
+candidates split.
+
+Prints a markdown table (docs/benchmark.md shows one).
+"""
+
+import argparse
+import collections
+import json
+import os
+import time
+
+from placement_lite import app
+from tests import harness
+from tests.bench import builder
+from tests.bench import cloud as bench_cloud
+from tests.bench import queries as bench_queries
+
+
+#: (query on the NUMA cloud, its twin on the flat cloud).
+PAIRS = (('nova_flavor_split', 'nova_flavor'),
+         ('nova_flavor_split_ranked', 'nova_flavor_ranked'),
+         ('nova_flavor', 'nova_flavor'))
+
+
+def _get(environment, query):
+    started = time.perf_counter()
+    status, _headers, raw = environment.respond('GET', query.path,
+                                                version=query.version)
+    assert status == 200, raw[:500]
+    return time.perf_counter() - started, raw
+
+
+def _p50(times):
+    ordered = sorted(times)
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def timed_in_turns(numa, flat, query, twin, repetitions):
+    """(p50 seconds of ``query`` on ``numa``, of ``twin`` on ``flat``),
+    one request of each in turn, after one warm-up each."""
+    taken = ([], [])
+    for run in range(1 + repetitions):
+        for times, environment, asked in ((taken[0], numa, query),
+                                          (taken[1], flat, twin)):
+            seconds, _raw = _get(environment, asked)
+            if run:
+                times.append(seconds)
+    return _p50(taken[0]), _p50(taken[1])
+
+
+def shape(raw):
+    """(candidates, hosts, candidates taking a class from two providers)
+    of an answer."""
+    body = json.loads(raw)
+    split = 0
+    for request in body['allocation_requests']:
+        givers = collections.Counter(
+            name for given in request['allocations'].values()
+            for name in given['resources'])
+        split += any(count > 1 for count in givers.values())
+    return (len(body['allocation_requests']), bench_queries.hosts(body),
+            split)
+
+
+def main():
+    parser = argparse.ArgumentParser(prog='python -m tests.bench.split',
+                                     description=__doc__.split('\n')[0])
+    parser.add_argument('--hosts', type=int, default=5000)
+    parser.add_argument('--repetitions', type=int, default=21)
+    args = parser.parse_args()
+    environments = {}
+    named = {}
+    for layout in (bench_cloud.NUMA, bench_cloud.FLAT):
+        cloud = bench_cloud.build(args.hosts, layout=layout)
+        named[layout] = {query.name: query for query in
+                         bench_queries.named_queries(cloud)
+                         + bench_queries.ranked_queries(cloud)
+                         + bench_queries.split_queries()}
+        url, seconds = builder.new_database('split_%s_%d_%d' % (
+            layout, args.hosts, os.getpid()), cloud)
+        print('%d %s hosts written in %.0f s' % (args.hosts, layout, seconds),
+              flush=True)
+        environments[layout] = harness.Environment('postgresql',
+                                                   database_url=url)
+    app.tune_garbage_collector()
+    numa, flat = environments[bench_cloud.NUMA], environments[bench_cloud.FLAT]
+    started = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
+    print('\n%d hosts, %d repetitions, from %s\n' % (
+        args.hosts, args.repetitions, started))
+    print('| query on the NUMA cloud | p50 | twin on the flat cloud | p50 | '
+          'ratio (goal 1.5x) | candidates, hosts, split | twin\'s |')
+    print('|---|---:|---|---:|---:|---|---|')
+    for name, twin in PAIRS:
+        query = named[bench_cloud.NUMA][name]
+        twin_query = named[bench_cloud.FLAT][twin]
+        numa_p50, flat_p50 = timed_in_turns(numa, flat, query, twin_query,
+                                            args.repetitions)
+        found = shape(_get(numa, query)[1])
+        twins = shape(_get(flat, twin_query)[1])
+        if name != twin:
+            assert found[1] == twins[1], (
+                '%s names %d hosts, %s on the flat cloud %d'
+                % (name, found[1], twin, twins[1]))
+        print('| %s | %.0f ms | %s | %.0f ms | %.2fx | %d, %d, %d | '
+              '%d, %d, %d |' % (name, 1000 * numa_p50, twin, 1000 * flat_p50,
+                                numa_p50 / flat_p50, *found, *twins),
+              flush=True)
+
+
+if __name__ == '__main__':
+    main()
