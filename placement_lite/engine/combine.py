@@ -2,14 +2,19 @@
 
 Under one anchor every group offers a list of choices (see ``search``);
 an allocation request picks one choice per *slot* (one slot per suffixed
-group, one per resource class of the unsuffixed group) so that:
+group, one per resource class of the unsuffixed group; a suffixed group
+that may split classes, can_split, has one for the classes it does not
+split and one per class it may split; a choice of a class split in the
+tree is a ``split.Split``, its parts given by several providers) so
+that:
 
 * summed amounts per provider and class stay within free capacity and
   max_unit (each amount is counted once per request);
 * the providers picked for the unsuffixed group together have its
   required traits;
 * with ``group_policy=isolate`` suffixed groups use distinct providers
-  (with ``isolate:<suffixes>``, 1.41, the groups named);
+  (with ``isolate:<suffixes>``, 1.41, the groups named; a group's own
+  slots may share one);
 * each ``same_subtree`` set of groups lies under one of its providers,
   and its ``!`` groups (1.41) outside the subtree of that provider;
 * before 1.29 (tree-unaware), no two providers of one tree give resources.

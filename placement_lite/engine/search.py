@@ -23,6 +23,11 @@ Rules, as the reference applies them:
   its traits and aggregates; with neither, by none.
 * ``root_required`` keeps only anchors whose root has/lacks those traits,
   ``root_member_of`` (1.41) those whose root is (not) in the aggregates.
+* A class a group may split (can_split, 1.44) is offered, in each tree,
+  by the providers that can take its whole amount, or where none can by
+  those a split may take parts from, when a split exists (engine/split.py);
+  in a suffixed group it is served apart from the group's other classes,
+  each provider meeting the group's filters.
 
 Each step tells the request's explain.Tally what it kept (a no-op
 without explain).
