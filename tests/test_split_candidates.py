@@ -19,6 +19,7 @@ is exercised too.
 import pytest
 
 from placement_lite import engine
+from placement_lite.engine import split
 from tests import candidate_worlds as worlds
 from tests import harness
 from tests import split_oracle as oracle
@@ -153,3 +154,36 @@ def test_ranked_split_candidates_equal_brute_force(backend, narrow):
     order."""
     for world, pairs, limit in _ranked_splitting_worlds(15):
         ranked.check_world(backend, world, pairs, limit, narrow, VERSION)
+
+
+def test_a_bounded_answer_makes_only_the_splits_it_takes(monkeypatch):
+    """A tree of 12 PFs with 1 VF free each offers C(12, 6) = 924 splits
+    of 6 VFs; limit=1 makes only the first of them (the work follows the
+    limit), and without a limit every one is given."""
+    made = []
+    real = split.Split.__init__
+
+    def counting(self, takes):
+        made.append(takes)
+        real(self, takes)
+
+    monkeypatch.setattr(split.Split, '__init__', counting)
+    world = [{'name': 'host', 'parent': None, 'inventories': {},
+              'used': {}}] + [
+        {'name': 'pf%02d' % pf, 'parent': 'host',
+         'inventories': {'SRIOV_NET_VF': 2}, 'used': {'SRIOV_NET_VF': 1}}
+        for pf in range(12)]
+    env = harness.Environment('sqlite')
+    try:
+        worlds.load_into_db(env.db, world)
+        query = ('resources_NET=SRIOV_NET_VF:6'
+                 '&can_split_NET=SRIOV_NET_VF')
+        body = worlds.candidates(env, query + '&limit=1', version='1.44')
+        assert [len(r['allocations'])
+                for r in body['allocation_requests']] == [6]
+        assert len(made) == 1
+        body = worlds.candidates(env, query, version='1.44')
+        assert len(body['allocation_requests']) == 924
+        assert len(made) == 1 + 924
+    finally:
+        env.close()
