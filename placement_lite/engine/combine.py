@@ -285,11 +285,8 @@ class Combiner:
         owners = group.trait_owners
         for chosen in itertools.product(*(slot.options for slot in slots)):
             self.steps += 1
-            if required:
-                offered = set().union(*(owners.get(p, ()) for p in chosen))
-                if not all(alternatives & offered
-                           for alternatives in required):
-                    continue
+            if required and not _together_have(required, owners, chosen):
+                continue
             allocations = {}
             for provider, take in zip(chosen, takes):
                 held = allocations.get(provider)
@@ -312,11 +309,8 @@ class Combiner:
         for chosen in _lazy_product([slot.options for slot in slots]):
             self.steps += 1
             providers = set().union(*map(split.givers, chosen))
-            if required:
-                offered = set().union(*(owners.get(p, ()) for p in providers))
-                if not all(alternatives & offered
-                           for alternatives in required):
-                    continue
+            if required and not _together_have(required, owners, providers):
+                continue
             allocations = {}
             for option, take in zip(chosen, takes):
                 for provider, given in (option.takes if type(option) is (
@@ -740,6 +734,14 @@ def _fits(usage, checked):
         if usage.get(key, 0) + amount > limit:
             return False
     return True
+
+
+def _together_have(required, owners, providers):
+    """Whether ``providers`` together have one trait of each set of
+    ``required`` (trait ids; ``owners``: {provider: its trait ids among
+    them})."""
+    offered = set().union(*(owners.get(p, ()) for p in providers))
+    return all(alternatives & offered for alternatives in required)
 
 
 def _lazy_product(options):

@@ -61,28 +61,19 @@ class _Units(typing.NamedTuple):
     step: int
 
 
-def _units(provider, capacity, amount):
-    step = capacity.step_size
-    least = math.ceil(capacity.min_unit / step) * step
-    most = min(capacity.max_unit, capacity.free, amount) // step * step
-    return _Units(provider, least, most, step)
-
-
 class Splits:
     """The splits of ``amount`` of one class in one tree, over the
-    providers ``capacities`` ({provider id: reads.Capacity}, those that
-    may take a part), in the rule's order, made as they are read:
-    iterated again and again, each split is made once. ``providers``:
-    the providers that may take a part."""
+    providers of ``units`` (_Units: those that may take a part), in the
+    rule's order, made as they are read: iterated again and again, each
+    split is made once. ``providers``: the providers that may take a
+    part."""
 
-    def __init__(self, class_name, amount, capacities):
-        self.providers = sorted(capacities)
+    def __init__(self, class_name, amount, units):
+        self.providers = sorted(each.provider for each in units)
         self._class_name = class_name
         self._amount = amount
         self._made = []
-        listed = sorted((_units(provider, capacity, amount)
-                         for provider, capacity in capacities.items()),
-                        key=lambda units: (-units.most, units.provider))
+        listed = sorted(units, key=lambda each: (-each.most, each.provider))
         #: The most the providers could give together, each its largest
         #: part (explain's ``largest`` of a tree without a split).
         self.most_together = sum(units.most for units in listed)
@@ -142,6 +133,16 @@ def greatest_parts(chosen, amount):
         steps_after[index] = math.gcd(steps_after[index + 1], units.step)
     if not least_after[0] <= amount <= most_after[0]:
         return None
+    if all(units.step == 1 for units in chosen):
+        # Every part in steps of 1: every amount between the least and the
+        # most of the providers after one can be taken by them.
+        parts = []
+        left = amount
+        for index, units in enumerate(chosen):
+            part = min(units.most, left - least_after[index + 1])
+            parts.append(part)
+            left -= part
+        return tuple(parts)
 
     @functools.cache
     def rest(index, left):
@@ -179,14 +180,16 @@ def served(rc_name, amount, providers, anchors, capable, sharing):
     out."""
     if not len(providers):
         return providers, anchors, {}, {}
-    whole = capable.with_room(amount).within_units(amount).ids
+    free = capable.capacity - capable.used
+    step = capable.step_size
+    whole = capable.ids[(amount <= free) & (capable.min_unit <= amount)
+                        & (amount <= capable.max_unit) & (amount % step == 0)]
     takes_whole = np.isin(providers, whole)
     if takes_whole.all():
         return providers, anchors, {}, {}
     in_whole_tree = np.isin(anchors, anchors[takes_whole])
     parts = ~in_whole_tree & ~np.isin(providers, np.fromiter(
         sharing, np.int64, len(sharing)))
-    by_id = capable.by_id()
     splits = {}
     left_out = {}
     part_anchors = anchors[parts]
@@ -194,12 +197,20 @@ def served(rc_name, amount, providers, anchors, capable, sharing):
     ordered = part_anchors[order]
     starts = np.concatenate(([0], np.flatnonzero(np.diff(ordered)) + 1,
                              [len(ordered)])).tolist() if len(ordered) else [0]
-    part_providers = providers[parts][order].tolist()
+    part_providers = providers[parts][order]
+    # Where each is among the holders, and what it may give as a part.
+    sorter = np.argsort(capable.ids)
+    at = sorter[np.searchsorted(capable.ids, part_providers, sorter=sorter)]
+    steps = step[at]
+    least = -(-capable.min_unit[at] // steps) * steps
+    most = np.minimum(np.minimum(capable.max_unit[at], free[at]),
+                      amount) // steps * steps
+    listed = list(map(_Units._make, zip(
+        part_providers.tolist(), least.tolist(), most.tolist(),
+        steps.tolist())))
     for start, end in zip(starts, starts[1:]):
         anchor = int(ordered[start])
-        found = Splits(rc_name, amount, {
-            provider: by_id[provider]
-            for provider in part_providers[start:end]})
+        found = Splits(rc_name, amount, listed[start:end])
         if found:
             splits[anchor] = found
         else:

@@ -33,6 +33,7 @@ from tests import harness
 from tests.bench import builder
 from tests.bench import cloud as bench_cloud
 from tests.bench import queries as bench_queries
+from tests.bench import ranked as bench_ranked
 
 
 #: (query on the NUMA cloud, its twin on the flat cloud).
@@ -42,16 +43,8 @@ PAIRS = (('nova_flavor_split', 'nova_flavor'),
 
 
 def _get(environment, query):
-    started = time.perf_counter()
-    status, _headers, raw = environment.respond('GET', query.path,
-                                                version=query.version)
-    assert status == 200, raw[:500]
-    return time.perf_counter() - started, raw
-
-
-def _p50(times):
-    ordered = sorted(times)
-    return ordered[(len(ordered) - 1) // 2]
+    """(seconds, body) of ``query`` on ``environment``."""
+    return bench_ranked.timed_get(environment, query.path, query.version)
 
 
 def timed_in_turns(numa, flat, query, twin, repetitions):
@@ -64,7 +57,7 @@ def timed_in_turns(numa, flat, query, twin, repetitions):
             seconds, _raw = _get(environment, asked)
             if run:
                 times.append(seconds)
-    return _p50(taken[0]), _p50(taken[1])
+    return bench_ranked.p50_of(taken[0]), bench_ranked.p50_of(taken[1])
 
 
 def shape(raw):
@@ -87,7 +80,7 @@ def main():
     parser.add_argument('--hosts', type=int, default=5000)
     parser.add_argument('--repetitions', type=int, default=21)
     args = parser.parse_args()
-    environments = {}
+    urls = {}
     named = {}
     for layout in (bench_cloud.NUMA, bench_cloud.FLAT):
         cloud = bench_cloud.build(args.hosts, layout=layout)
@@ -95,12 +88,16 @@ def main():
                          bench_queries.named_queries(cloud)
                          + bench_queries.ranked_queries(cloud)
                          + bench_queries.split_queries()}
-        url, seconds = builder.new_database('split_%s_%d_%d' % (
+        urls[layout], seconds = builder.new_database('split_%s_%d_%d' % (
             layout, args.hosts, os.getpid()), cloud)
         print('%d %s hosts written in %.0f s' % (args.hosts, layout, seconds),
               flush=True)
-        environments[layout] = harness.Environment('postgresql',
-                                                   database_url=url)
+    # Served once both are written: a process's store is at rest (the
+    # whole cloud cut from it) while nothing committed in the server
+    # since it read the cloud, and writing the second database commits.
+    environments = {layout: harness.Environment('postgresql',
+                                                database_url=url)
+                    for layout, url in urls.items()}
     app.tune_garbage_collector()
     numa, flat = environments[bench_cloud.NUMA], environments[bench_cloud.FLAT]
     started = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
