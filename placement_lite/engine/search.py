@@ -919,9 +919,11 @@ class _GroupSearch:
         in_aggregates = filters.in_aggregates
         read = in_window.snapshot
         providers, anchors = capable.ids, capable.roots
+        split_here = rc_id in filters.split
+        sharing = (in_window.sharing_among(capable)
+                   if filters.tree_root is None or split_here else None)
         if filters.tree_root is None:
-            shared = _lacking_traits(in_window.sharing_among(capable),
-                                     filters.forbidden_names, read)
+            shared = _lacking_traits(sharing, filters.forbidden_names, read)
             if in_aggregates is not None:
                 shared &= in_aggregates
             served = in_window.sharing_anchors(sorted(shared))
@@ -960,11 +962,11 @@ class _GroupSearch:
                 return None
         kept = in_window.allowed(anchors)
         providers, anchors = providers[kept], anchors[kept]
-        if rc_id not in filters.split:
+        if not split_here:
             return _Pairs(providers, anchors)
         providers, anchors, splits, short = split.served(
             self.names.class_names[rc_id], filters.amounts[rc_id], providers,
-            anchors, capable, in_window.sharing_among(capable))
+            anchors, capable, sharing)
         tally.split(group.suffix, Step('split', rc_id, filters.amounts[rc_id]),
                     anchors, short)
         return _Pairs(providers, anchors, splits)

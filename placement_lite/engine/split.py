@@ -98,11 +98,13 @@ class Splits:
         return next(iter(self), None) is not None
 
     def _splits(self, listed):
-        """The Splits over the fewest of ``listed`` (_Units, roomiest
-        first), in order."""
+        """Each Split over the fewest of ``listed`` (_Units, roomiest
+        first), in the rule's order."""
         amount = self._amount
+        most_of_roomiest = list(itertools.accumulate(
+            units.most for units in listed))
         for count in range(2, len(listed) + 1):
-            if sum(units.most for units in listed[:count]) < amount:
+            if most_of_roomiest[count - 1] < amount:
                 # Not even the roomiest can make it up.
                 continue
             found = False
@@ -123,14 +125,11 @@ def greatest_parts(chosen, amount):
     most its most, in its steps, adding up to ``amount``; None when there
     are none."""
     count = len(chosen)
-    least_after = [0] * (count + 1)
-    most_after = [0] * (count + 1)
-    steps_after = [0] * (count + 1)
-    for index in range(count - 1, -1, -1):
-        units = chosen[index]
-        least_after[index] = least_after[index + 1] + units.least
-        most_after[index] = most_after[index + 1] + units.most
-        steps_after[index] = math.gcd(steps_after[index + 1], units.step)
+    # What chosen[index:] give at least and at most, by index.
+    least_after = list(itertools.accumulate(
+        (units.least for units in reversed(chosen)), initial=0))[::-1]
+    most_after = list(itertools.accumulate(
+        (units.most for units in reversed(chosen)), initial=0))[::-1]
     if not least_after[0] <= amount <= most_after[0]:
         return None
     if all(units.step == 1 for units in chosen):
@@ -138,11 +137,14 @@ def greatest_parts(chosen, amount):
         # most of the providers after one can be taken by them.
         parts = []
         left = amount
-        for index, units in enumerate(chosen):
-            part = min(units.most, left - least_after[index + 1])
+        for units, least in zip(chosen, least_after[1:]):
+            part = min(units.most, left - least)
             parts.append(part)
             left -= part
         return tuple(parts)
+    steps_after = list(itertools.accumulate(
+        (units.step for units in reversed(chosen)), math.gcd,
+        initial=0))[::-1]
 
     @functools.cache
     def rest(index, left):
