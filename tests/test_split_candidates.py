@@ -9,14 +9,22 @@ tests/split_oracle.py, on random worlds, on each database:
   limit all of them, with one the first candidate of as many trees as can
   serve, in tree order, each one of the oracle's;
 * ranked (1.42), they come in the order of the rank key over what each
-  leaves its tree free (tests/test_ranked_candidates.py's brute force).
+  leaves its tree free (tests/test_ranked_candidates.py's brute force);
+* tree by tree, engine/split.py's splits are those of every composition
+  enumerated.
 
 Each world answers a series of requests in one process, so that what
 the process keeps between requests (the store, kept first candidates)
 is exercised too.
 """
 
+import itertools
+
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import settings
+from hypothesis import strategies as st
 
 from placement_lite import engine
 from placement_lite.engine import split
@@ -187,3 +195,57 @@ def test_a_bounded_answer_makes_only_the_splits_it_takes(monkeypatch):
         assert len(made) == 1 + 924
     finally:
         env.close()
+
+
+@st.composite
+def _tree_units(draw):
+    """(amount, the _Units of a tree's providers that may take a part)."""
+    amount = draw(st.integers(2, 12))
+    units = []
+    for provider in range(draw(st.integers(1, 5))):
+        step = draw(st.sampled_from([1, 1, 2, 3]))
+        least = step * draw(st.integers(1, 2))
+        most = step * draw(st.integers(least // step, 11 // step))
+        if least <= min(most, amount - 1):
+            units.append(split._Units(provider + 1, least, min(
+                most, (amount - 1) // step * step), step))
+    return amount, [u for u in units if u.least <= u.most]
+
+
+def _every_composition(units, amount):
+    """Every tuple of parts of ``units`` (each in its range and steps)
+    adding up to ``amount``."""
+    ranges = [range(u.least, u.most + 1, u.step) for u in units]
+    return [parts for parts in itertools.product(*ranges)
+            if sum(parts) == amount]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_tree_units())
+def test_splits_are_the_greatest_of_the_fewest(tree):
+    """engine/split.py against brute force, tree by tree: each set's part
+    is the greatest composition in roomiest order; the sets are those of
+    the fewest providers with a composition; a tree known to split without
+    making one (_plainly_split) has one."""
+    amount, units = tree
+    listed = sorted(units, key=lambda u: (-u.most, u.provider))
+    expected = []
+    for count in range(2, len(listed) + 1):
+        for chosen in itertools.combinations(listed, count):
+            found = _every_composition(chosen, amount)
+            if found:
+                expected.append([(u.provider, part) for u, part
+                                 in zip(chosen, max(found))])
+        if expected:
+            break
+    made = [[(p, take['VCPU']) for p, take in one.takes]
+            for one in split.Splits('VCPU', amount, units)]
+    assert made == expected
+    plain = split._plainly_split(
+        np.ones(len(units), np.int64), np.array([u.least for u in units]),
+        np.array([u.most for u in units]), np.array([u.step for u in units]),
+        amount) if units else np.zeros(1, bool)
+    if plain[0]:
+        assert expected
+    if units and all(u.least == 1 and u.step == 1 for u in units):
+        assert bool(plain[0]) == bool(expected)

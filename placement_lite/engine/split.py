@@ -210,16 +210,33 @@ def served(rc_name, amount, providers, anchors, capable, sharing):
     listed = list(map(_Units._make, zip(
         part_providers.tolist(), least.tolist(), most.tolist(),
         steps.tolist())))
-    for start, end in zip(starts, starts[1:]):
+    plain = _plainly_split(ordered, least, most, steps, amount).tolist()
+    for start, end, known in zip(starts, starts[1:], plain):
         anchor = int(ordered[start])
         found = Splits(rc_name, amount, listed[start:end])
-        if found:
+        if known or found:
             splits[anchor] = found
         else:
             left_out[anchor] = found.most_together
     kept = takes_whole | (parts & ~np.isin(anchors, np.fromiter(
         left_out, np.int64, len(left_out))))
     return providers[kept], anchors[kept], splits, left_out
+
+
+def _plainly_split(anchors, least, most, steps, amount):
+    """For each tree of ``anchors`` (sorted; the providers that may take a
+    part, their least and most parts and steps), whether it is known to
+    have a split without making one: where every part is in steps of 1
+    from 1, there is one if and only if the providers can give the
+    amount together (the roomiest, as many as the amount at most, then
+    can: their least adds up to no more than it; and none gives it
+    alone, or it would take it whole, so they are two at least). Other
+    trees are False: their Splits tell."""
+    if not len(anchors):
+        return np.zeros(0, bool)
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(anchors)) + 1))
+    plain = np.logical_and.reduceat((least == 1) & (steps == 1), starts)
+    return plain & (np.add.reduceat(most, starts) >= amount)
 
 
 def offered(options):
