@@ -52,34 +52,36 @@ flavor with `can_split=VCPU,MEMORY_MB` (1.44,
 [api-ref/extensions.md](../api-ref/extensions.md#144-can_split)) on the
 NUMA cloud against nova's flavor on the flat cloud. Issue 62's goal: at
 most 1.5x with `limit=1000` at 50,000 hosts. Measured on a 2-core machine
-that other jobs loaded all along (load average 4 to 9), commit 1b3c02a,
-2026-12-01 23:21 UTC:
+that other jobs loaded all along (load average 6 to 8), commit 845e1cf,
+2026-12-02 00:27 UTC:
 
 | query on the NUMA cloud | p50 | twin on the flat cloud | p50 | ratio (goal 1.5x) | candidates, hosts, split | twin's |
 |---|---:|---|---:|---:|---|---|
-| nova_flavor_split | 114 ms | nova_flavor | 92 ms | 1.24x | 1000, 1000, 111 | 1000, 1000, 0 |
-| nova_flavor_split_ranked | 117 ms | nova_flavor_ranked | 101 ms | 1.16x | 1000, 1000, 0 | 1000, 1000, 0 |
-| nova_flavor | 98 ms | nova_flavor | 83 ms | 1.18x | 1000, 1000, 0 | 1000, 1000, 0 |
+| nova_flavor_split | 80 ms | nova_flavor | 65 ms | 1.23x | 1000, 1000, 111 | 1000, 1000, 0 |
+| nova_flavor_split_ranked | 122 ms | nova_flavor_ranked | 108 ms | 1.13x | 1000, 1000, 0 | 1000, 1000, 0 |
+| nova_flavor | 84 ms | nova_flavor | 74 ms | 1.13x | 1000, 1000, 0 | 1000, 1000, 0 |
 
 Both answers name 1,000 hosts: the 111 fragmented hosts among them
 serve the flavor only split, each of VCPU and MEMORY_MB over both nodes
 (2 + 2, 4096 + 4096); without can_split the NUMA cloud answers with
 other hosts in their place (last row: what NUMA nodes as providers cost
 by themselves). Ranked by spread on MEMORY_MB, the fragmented hosts,
-which keep least free, are not among the best 1,000. The same at 5,000
-hosts, a quieter moment (load 3.6), commit 1b3c02a: 39 ms against 38 ms,
-1.03x.
+which keep least free, are not among the best 1,000. Two runs of the
+commit before (1b3c02a, which made every fragmented tree's first split)
+gave 1.24x (114 against 92 ms) and 1.46x (63 against 43 ms); in-process
+at 20,000 hosts the CPU time of nova_flavor_split is now 1.03x that of
+nova_flavor on the same NUMA cloud (33.7 against 32.6 ms), 1.17x before.
 
-Two things made the first measurement 2.97x (170 against 57 ms), both
+Three things made the first measurement 2.97x (170 against 57 ms), all
 mended: the bench served the NUMA cloud while writing the flat one, so
 its store was never at rest (PostgreSQL's snapshot is the server's, and
 the second database's writes had committed since the store read the
 cloud) and every window was read with SQL, where the flat cloud, written
-last, was cut from the store; and each tree without a whole provider
-made its splits from a Capacity per holder of the window, through a
-general search, where parts in steps of 1 are filled directly
-(engine/split.py): the first split of a class over two nodes costs
-about 25 us (timeit, the same loaded machine).
+last, was cut from the store; each tree without a whole provider built
+its splits from a Capacity made for every holder of the window, through
+the general search; and each made its first split to know there was
+one, where a tree whose parts are all in steps of 1 from 1 is known to
+split when its providers can give the amount together (engine/split.py).
 
 Without a limit (`python -m tests.bench.growth --hosts 5000 20000
 --layout numa --queries simple nova_flavor_split_all --repetitions 15`,
