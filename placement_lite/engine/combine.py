@@ -330,8 +330,10 @@ class Combiner:
         key = (id(held), id(take))
         joined = self._joined.get(key)
         if joined is None:
-            # Kept with the two: their ids stay theirs.
-            joined = self._joined[key] = ({**held, **take}, held, take)
+            # Kept with the two: their ids stay theirs. (A split's parts
+            # are dicts of their own, tree after tree: not kept all.)
+            joined = _room_in(self._joined)[key] = ({**held, **take}, held,
+                                                    take)
         return joined[0]
 
     def candidate(self, anchor, allocations, mappings, chosen, seen):
@@ -504,7 +506,7 @@ class _Plan:
             for name, amount in given.items():
                 total[name] = total.get(name, 0) + amount
             # The two kept with their sum: their ids stay theirs.
-            kept = self._sums[key] = (total, held, given)
+            kept = _room_in(self._sums)[key] = (total, held, given)
         return kept[0]
 
     def mapping(self, chosen, indexes):
