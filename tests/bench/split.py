@@ -85,21 +85,24 @@ split when its providers can give the amount together (engine/split.py).
 
 Without a limit (`python -m tests.bench.growth --hosts 5000 20000
 --layout numa --queries simple nova_flavor_split_all --repetitions 15`,
-under uwsgi as "Growth without a limit" below), commit 94b9257, two runs
-on the loaded machine:
+under uwsgi as "Growth without a limit" below), commit addf38f,
+2026-12-02 00:38 UTC, on the loaded machine:
 
 | query | 5,000 hosts | 20,000 hosts | growth, 4.0x the hosts |
 |---|---:|---:|---:|
-| simple | 380.3 ms | 1515.9 ms | 3.99x |
-| nova_flavor_split_all | 330.6 ms | 1441.9 ms | 4.36x |
+| simple | 407.7 ms | 1575.3 ms | 3.86x |
+| nova_flavor_split_all | 484.9 ms | 1945.6 ms | 4.01x |
 
-and simple 785.9 -> 3131.7 ms (3.99x), nova_flavor_split_all 593.9 ->
-2469.5 ms (4.16x) at load 7 to 9. In-process, the CPU time of the same
-requests (the two sizes served in one process, in turns, 7 each) grew
-4.00x for nova_flavor_split_all and 3.92x for simple, the split's own
-work (split.served, the search) 3.5x to 3.6x: what is above 4x is the
-answer's rendering, as for the other queries (below), not the splits.
-These runs want repeating on a quiet machine.
+Before it, three runs (commits 94b9257 and c127959) gave 4.36x, 4.16x and
+4.39x against simple's 3.99x, 3.99x and 3.85x: the walk kept the joined
+amounts of every provider giving several classes (a node giving a part of
+VCPU and of MEMORY_MB) for the whole answer, as the other caches by
+provider were kept before issue 49 bounded them, and a split's parts are
+dicts of their own, tree after tree; they are now kept as those caches
+are, the last 4,096 (`combine.KEPT_PER_PROVIDER`). In-process, the CPU
+time of the same requests (the two sizes served in one process, in
+turns) grew 4.05x, simple 3.97x, and the split's own work (split.served,
+the search) 3.6x. These runs want repeating on a quiet machine.
 """
 
 #: (query on the NUMA cloud, its twin on the flat cloud).
