@@ -2,7 +2,7 @@
 random worlds of NUMA hosts, random requests, and every candidate of
 every tree, made from the world's own numbers without the engine.
 
-Worlds (tests.candidate_worlds' plain data): 1 to 3 hosts, each a root
+Worlds (tests.candidate_worlds' plain data): 2 to 4 hosts, each a root
 (maybe DISK_GB, maybe VCPU) with 2 to 8 NUMA nodes (VCPU, MEMORY_MB,
 sometimes DISK_GB; trait HW_NUMA_ROOT) and 0 to 4 PFs under them
 (SRIOV_NET_VF, trait CUSTOM_PHYSNET_A or CUSTOM_PHYSNET_B); maybe a
@@ -61,7 +61,7 @@ def random_world(rng):
     """A world (see the module's docstring)."""
     world = []
     sharing = rng.random() < 0.4
-    for host in range(rng.randint(1, 3)):
+    for host in range(rng.randint(2, 4)):
         name = 'h%d' % host
         classes = [rc for rc, chance in (('DISK_GB', 0.5), ('VCPU', 0.2))
                    if rng.random() < chance]
@@ -98,14 +98,14 @@ def random_request(rng):
     classes = rng.sample(['VCPU', 'MEMORY_MB', 'DISK_GB'], rng.randint(0, 2))
     if classes:
         pairs.append(('resources', ','.join(
-            '%s:%d' % (rc, rng.randint(1, 8)) for rc in classes)))
-        split = [rc for rc in classes if rng.random() < 0.7]
+            '%s:%d' % (rc, rng.randint(2, 12)) for rc in classes)))
+        split = [rc for rc in classes if rng.random() < 0.85]
         if split:
             pairs.append(('can_split', ','.join(split)))
     suffixed = []
     if rng.random() < 0.4:
         suffixed.append('_NET')
-        pairs.append(('resources_NET', 'SRIOV_NET_VF:%d' % rng.randint(1, 6)))
+        pairs.append(('resources_NET', 'SRIOV_NET_VF:%d' % rng.randint(2, 6)))
         if rng.random() < 0.5:
             pairs.append(('required_NET', rng.choice(PHYSNETS)))
         if rng.random() < 0.7:
@@ -292,18 +292,27 @@ def _passes(model, group, name):
     return all(trait in traits for trait in group.required)
 
 
+#: How a tree can serve a split class (TreeOffer.served).
+WHOLE, SPLIT, REFUSED, ABSENT = 'whole', 'split', 'refused', 'absent'
+
+
 class TreeOffer:
     """What one tree offers: its slots' options, and for each split
-    class whether a whole provider or any valid split exists."""
+    class how the tree can serve it."""
 
     def __init__(self):
         self.slots = []
-        #: {(suffix, rc): True when the class can be served whole or
-        #: split in the tree}, of the split classes.
-        self.servable = {}
+        #: {(suffix, rc): WHOLE when a provider can take the amount,
+        #: SPLIT when none can but some valid split exists, REFUSED when
+        #: providers can take parts but no parts make up the amount,
+        #: ABSENT when no provider can take a part}, of the split classes.
+        self.served = {}
         #: How many candidates the tree gives (those an earlier tree gave
         #: already, made of sharing providers alone, included).
         self.given = 0
+        #: The keys (:func:`key`) of the candidates it gives that take a
+        #: class in parts.
+        self.splitting = set()
 
 
 def offer(model, groups, root):
@@ -330,10 +339,14 @@ def offer(model, groups, root):
                       if model.valid(name, rc, amount)]
             options = [((name, {rc: amount}),) for name in takers]
             if rc in group.can_split:
+                parting = [name for name in eligible
+                           if not model.sharing(name)
+                           and model.parts(name, rc, amount)]
                 splits = [] if takers else every_split(
-                    model, [name for name in eligible
-                            if not model.sharing(name)], rc, amount)
-                tree.servable[suffix, rc] = bool(takers or splits)
+                    model, parting, rc, amount)
+                tree.served[suffix, rc] = (
+                    WHOLE if takers else SPLIT if splits
+                    else REFUSED if parting else ABSENT)
                 if not takers:
                     options = [tuple((name, {rc: part}) for name, part
                                      in split)
@@ -386,13 +399,22 @@ def candidates(model, pairs):
             mappings = {suffix: sorted(names)
                         for suffix, names in mappings.items()}
             if all(model.sharing(name) for name in allocations):
-                key = repr((sorted(allocations.items()),
-                            sorted(mappings.items())))
-                if key in seen:
+                shared = repr((sorted(allocations.items()),
+                               sorted(mappings.items())))
+                if shared in seen:
                     continue
-                seen.add(key)
-            found.append((root, allocations, mappings))
+                seen.add(shared)
+            candidate = (root, allocations, mappings)
+            if any(len(option) > 1 for option in choice):
+                tree.splitting.add(key(candidate))
+            found.append(candidate)
     return found, offers
+
+
+def key(candidate):
+    """A candidate (root, allocations, mappings) as a comparable string."""
+    root, allocations, mappings = candidate
+    return repr((root, sorted(allocations.items()), sorted(mappings.items())))
 
 
 def _fits(model, allocations):
