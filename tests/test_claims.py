@@ -253,14 +253,17 @@ def test_a_claim_walks_on_when_its_best_is_taken(monkeypatch):
 def test_dispersed_claims_start_at_different_trees(dispersion, hosts_taken):
     """Packing claims of one shape all take the fullest host; with
     allocation_candidates_dispersion their walks start at the offsets the
-    shape takes in turn, each at another of the best five."""
+    shape takes in turn, each at another of the best five. The hosts'
+    usage lies 8 VCPU apart, so that no claim reorders them: the hosts
+    taken follow from the offsets alone, whatever the seed makes of the
+    shape."""
     env = harness.Environment('sqlite', **{
         'placement.allocation_candidates_dispersion': dispersion,
         'placement.allocation_candidates_dispersion_seed': 7})
     try:
         worlds.load_into_db(env.db, [
             {'name': 'h%03d' % h, 'inventories': {'VCPU': 64},
-             'used': {'VCPU': h}} for h in range(8)])
+             'used': {'VCPU': 8 * h}} for h in range(8)])
         taken = set()
         for _claim in range(4):
             status, answer = claim(env, [('resources', 'VCPU:1'),
