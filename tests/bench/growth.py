@@ -5,7 +5,6 @@ every size timed in turns.
     python -m tests.bench.growth --hosts 5000 20000 --layout numa \
         --queries simple nova_flavor_split_all
 
-
 Writes the benchmark's cloud of each size in bulk (tests/bench/builder.py)
 into a database of its own in the throwaway PostgreSQL, serves each with
 placement_lite under uwsgi as the benchmark does (4 processes of 1

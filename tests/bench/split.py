@@ -34,6 +34,7 @@ from tests.bench import builder
 from tests.bench import cloud as bench_cloud
 from tests.bench import queries as bench_queries
 from tests.bench import ranked as bench_ranked
+from tests.bench.services import percentile
 
 
 #: The section of docs/benchmark.md (python -m tests.bench writes it after
@@ -117,8 +118,8 @@ def _get(environment, query):
 
 
 def timed_in_turns(numa, flat, query, twin, repetitions):
-    """(p50 seconds of ``query`` on ``numa``, of ``twin`` on ``flat``),
-    one request of each in turn, after one warm-up each."""
+    """(seconds of each request of ``query`` on ``numa``, of ``twin`` on
+    ``flat``), one request of each in turn, after one warm-up each."""
     taken = ([], [])
     for run in range(1 + repetitions):
         for times, environment, asked in ((taken[0], numa, query),
@@ -126,7 +127,7 @@ def timed_in_turns(numa, flat, query, twin, repetitions):
             seconds, _raw = _get(environment, asked)
             if run:
                 times.append(seconds)
-    return bench_ranked.p50_of(taken[0]), bench_ranked.p50_of(taken[1])
+    return taken
 
 
 def shape(raw):
@@ -170,26 +171,39 @@ def main():
     app.tune_garbage_collector()
     numa, flat = environments[bench_cloud.NUMA], environments[bench_cloud.FLAT]
     started = time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())
-    print('\n%d hosts, %d repetitions, from %s\n' % (
-        args.hosts, args.repetitions, started))
-    print('| query on the NUMA cloud | p50 | twin on the flat cloud | p50 | '
-          'ratio (goal 1.5x) | candidates, hosts, split | twin\'s |')
-    print('|---|---:|---|---:|---:|---|---|')
+    print('\n%d hosts, %d repetitions, from %s, load average %s\n' % (
+        args.hosts, args.repetitions, started, _load_average()))
+    print('| query on the NUMA cloud | p50 | p95 | twin on the flat cloud | '
+          'p50 | p95 | ratio p50 (goal 1.5x) | ratio p95 | '
+          'candidates, hosts, split | twin\'s |')
+    print('|---|---:|---:|---|---:|---:|---:|---:|---|---|')
     for name, twin in PAIRS:
         query = named[bench_cloud.NUMA][name]
         twin_query = named[bench_cloud.FLAT][twin]
-        numa_p50, flat_p50 = timed_in_turns(numa, flat, query, twin_query,
-                                            args.repetitions)
+        numa_times, flat_times = timed_in_turns(numa, flat, query, twin_query,
+                                                args.repetitions)
+        numa_p50, flat_p50 = map(bench_ranked.p50_of, (numa_times,
+                                                       flat_times))
+        numa_p95, flat_p95 = (percentile(times, 0.95)
+                              for times in (numa_times, flat_times))
         found = shape(_get(numa, query)[1])
         twins = shape(_get(flat, twin_query)[1])
         if name != twin:
             assert found[1] == twins[1], (
                 '%s names %d hosts, %s on the flat cloud %d'
                 % (name, found[1], twin, twins[1]))
-        print('| %s | %.0f ms | %s | %.0f ms | %.2fx | %d, %d, %d | '
-              '%d, %d, %d |' % (name, 1000 * numa_p50, twin, 1000 * flat_p50,
-                                numa_p50 / flat_p50, *found, *twins),
-              flush=True)
+        print('| %s | %.0f ms | %.0f ms | %s | %.0f ms | %.0f ms | %.2fx | '
+              '%.2fx | %d, %d, %d | %d, %d, %d |' % (
+                  name, 1000 * numa_p50, 1000 * numa_p95, twin,
+                  1000 * flat_p50, 1000 * flat_p95, numa_p50 / flat_p50,
+                  numa_p95 / flat_p95, *found, *twins), flush=True)
+    print('\nload average at the end: %s' % _load_average())
+
+
+def _load_average():
+    """The 1-, 5- and 15-minute load averages, as text: the machine may be
+    shared, and the timings want reading beside it."""
+    return ', '.join('%.2f' % load for load in os.getloadavg())
 
 
 if __name__ == '__main__':
