@@ -297,11 +297,11 @@ WHOLE, SPLIT, REFUSED, ABSENT = 'whole', 'split', 'refused', 'absent'
 
 
 class TreeOffer:
-    """What one tree offers: its slots' options, and for each split
+    """What one tree offers: its needs' options, and for each split
     class how the tree can serve it."""
 
     def __init__(self):
-        self.slots = []
+        self.needs = []
         #: {(suffix, rc): WHOLE when a provider can take the amount,
         #: SPLIT when none can but some valid split exists, REFUSED when
         #: providers can take parts but no parts make up the amount,
@@ -316,9 +316,9 @@ class TreeOffer:
 
 
 def offer(model, groups, root):
-    """The TreeOffer of the tree ``root``: one slot per class of the
+    """The TreeOffer of the tree ``root``: one need per class of the
     unsuffixed group, and per suffixed group one for its classes not
-    split and one per split class; each slot (suffix, options), an
+    split and one per split class; each need (suffix, options), an
     option a tuple of (provider, {rc: amount})."""
     tree = TreeOffer()
     serving = model.serving(root)
@@ -327,7 +327,7 @@ def offer(model, groups, root):
         eligible = [name for name in serving
                     if not suffix or _passes(model, group, name)]
         if suffix and whole:
-            tree.slots.append((suffix, [
+            tree.needs.append((suffix, [
                 ((name, {rc: group.resources[rc] for rc in whole}),)
                 for name in eligible
                 if all(model.valid(name, rc, group.resources[rc])
@@ -352,7 +352,7 @@ def offer(model, groups, root):
                                      in split)
                                for split in picked(model, splits, rc,
                                                    amount)]
-            tree.slots.append((suffix, options))
+            tree.needs.append((suffix, options))
     return tree
 
 
@@ -372,13 +372,13 @@ def candidates(model, pairs):
     offers = {}
     for root in model.trees():
         tree = offers[root] = offer(model, groups, root)
-        if not tree.slots or not all(options for _s, options in tree.slots):
+        if not tree.needs or not all(options for _s, options in tree.needs):
             continue
         for choice in itertools.product(*(options for _suffix, options
-                                           in tree.slots)):
+                                           in tree.needs)):
             allocations = collections.defaultdict(dict)
             mappings = collections.defaultdict(set)
-            for (suffix, _options), option in zip(tree.slots, choice):
+            for (suffix, _options), option in zip(tree.needs, choice):
                 for name, amounts in option:
                     mappings[suffix].add(name)
                     for rc, amount in amounts.items():

@@ -160,7 +160,7 @@ def _splitting(model, pairs):
     providers for one group."""
     found, _offers = oracle.candidates(model, pairs)
     return any(len(split) > 1 for tree in _offers.values()
-               for _suffix, options in tree.slots for split in options) and (
+               for _suffix, options in tree.needs for split in options) and (
         bool(found))
 
 
@@ -185,7 +185,8 @@ def test_ranked_split_candidates_equal_brute_force(backend, narrow):
     (with ``narrow`` windows, tree after tree) gives the brute-force
     order."""
     for world, pairs, limit in _ranked_splitting_worlds(15):
-        ranked.check_world(backend, world, pairs, limit, narrow, VERSION)
+        assert ranked.check_world(backend, world, pairs, limit, narrow,
+                                  VERSION)
 
 
 def test_a_bounded_answer_makes_only_the_splits_it_takes(monkeypatch):

@@ -240,7 +240,7 @@ def _plainly_split(anchors, least, most, steps, amount):
 
 
 def offered(options):
-    """The providers a slot's ``options`` (provider ids, or Splits) name."""
+    """The providers a need's ``options`` (provider ids, or Splits) name."""
     return options.providers if isinstance(options, Splits) else options
 
 
