@@ -25,13 +25,14 @@ from placement_lite.schemas import common
 #: can_split and its suffix (1.44), as group keys are written.
 CAN_SPLIT = re.compile(r'^can_split(%s)?$' % querystring.NAMED_SUFFIX)
 
+
 @dataclasses.dataclass
 class RequestGroup:
     """What one group asks for.
 
     The unsuffixed group (suffix ``''``) may be served by several providers
     of one tree plus sharing providers; every suffixed group is served by
-    exactly one provider.
+    exactly one provider, but for the classes it may split (can_split).
     """
 
     suffix: str = ''
