@@ -28,6 +28,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from placement_lite import engine
+from placement_lite.engine import question
 from placement_lite.engine import split
 from tests import candidate_worlds as worlds
 from tests import checked_share
@@ -282,3 +283,17 @@ def test_splits_are_the_greatest_of_the_fewest(tree):
         assert expected
     if units and all(u.least == 1 and u.step == 1 for u in units):
         assert bool(plain[0]) == bool(expected)
+
+
+def test_can_split_makes_another_question():
+    """What a process keeps for a request is keyed by its question's text
+    (engine/question.py): the same request with can_split, or with
+    another class split, is another question."""
+    options = question.Options(None, 0, None, 1000, 'breadth-first', False,
+                               True)
+    texts = {question.Question(engine.parse_query(
+        [('resources', 'VCPU:2,MEMORY_MB:512')] + split, VERSION),
+        options).text for split in (
+            [], [('can_split', 'VCPU')], [('can_split', 'MEMORY_MB')],
+            [('can_split', 'VCPU,MEMORY_MB')])}
+    assert len(texts) == 4
