@@ -43,6 +43,8 @@ DEVICE_PROFILE_SUFFIX_IN_USE = 'placement_lite.device_profile.suffix_in_use'
 CLAIM_NOTHING_FITS = 'placement_lite.claim.nothing_fits'
 DEVICE_PROFILE_ALTERNATIVES_UNSUPPORTED = (
     'placement_lite.device_profile.alternatives_unsupported')
+DEVICE_PROFILE_CAN_SPLIT_UNSUPPORTED = (
+    'placement_lite.device_profile.can_split_unsupported')
 
 REQUEST_ID_ENVIRON = 'openstack.request_id'
 ERROR_CODE_ENVIRON = 'placement.error_code'

@@ -95,11 +95,14 @@ PROFILE_ALTERNATIVES = RANKED
 #: candidates query to one or several consumers in one transaction
 #: (domain/claims.py).
 CLAIMS = Version(1, 43)
+#: can_split: a group may take a class's amount from several providers of
+#: a tree (engine/split.py).
+CAN_SPLIT = Version(1, 44)
 
 #: The newest microversion of openstack-placement 16.0.0.
 REFERENCE_MAXIMUM = ANY_TRAITS
 #: The newest with extensions.
-EXTENSION_MAXIMUM = CLAIMS
+EXTENSION_MAXIMUM = CAN_SPLIT
 
 
 def versions(enable_extensions):

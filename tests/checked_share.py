@@ -4,18 +4,23 @@ A property test that gives up on some examples (a generated query the
 service refuses with a 400, which the oracle refuses too) would pass
 having checked nothing if its generators made only such examples. So it
 counts them, and fails when it checked fewer than the share it states.
+A test may count as checked only the examples that proved what it is
+about, and name them (the can_split oracle: the requests whose answer
+holds a split, tests/test_split_candidates.py).
 """
 
 
 class CheckedShare:
     """Counts the examples a hypothesis test ran and those it gave up on;
     ``assert_enough()`` fails unless at least ``least`` (a fraction) of
-    them were checked."""
+    them were checked. ``checked`` and ``others`` name the two kinds in
+    its messages."""
 
-    def __init__(self, least):
+    def __init__(self, least, checked='checked', others='that are given up on'):
         self.least = least
         self.ran = 0
         self.given_up = 0
+        self.names = (checked, others)
 
     def example(self):
         """An example begins (call first in the test's body)."""
@@ -30,9 +35,10 @@ class CheckedShare:
         return self.ran - self.given_up
 
     def assert_enough(self):
+        checked, others = self.names
         assert self.ran and self.checked >= self.least * self.ran, (
-            '%d of %d examples checked, fewer than %.0f%%: the generators '
-            'make too many that are given up on' % (
-                self.checked, self.ran, 100 * self.least))
-        print('%d of %d examples checked (at least %.0f%% must be)'
-              % (self.checked, self.ran, 100 * self.least))
+            '%d of %d examples %s, fewer than %.0f%%: the generators '
+            'make too many %s' % (self.checked, self.ran, checked,
+                                  100 * self.least, others))
+        print('%d of %d examples %s (at least %.0f%% must be)'
+              % (self.checked, self.ran, checked, 100 * self.least))

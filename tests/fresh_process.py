@@ -11,11 +11,11 @@ tests/differential/world.py and then answers a random sequence mixing
 microversions (1.10 to the newest), every parameter of a candidates
 request (limit, group_policy, in_tree, member_of, same_subtree,
 root_required; from 1.40 device profiles, explain, root_member_of,
-isolate:, rank_by, preferred, alternatives), the reads of the other
-routes, and writes by itself, by another process and straight into the
-database as another service writes it. Every read it answers is
-answered again by a process started for it alone, on the same database
-at the same moment, and the two answers are compared.
+isolate:, rank_by, preferred, alternatives; from 1.44 can_split), the
+reads of the other routes, and writes by itself, by another process and
+straight into the database as another service writes it. Every read it
+answers is answered again by a process started for it alone, on the
+same database at the same moment, and the two answers are compared.
 
 Dispersion (``[placement] allocation_candidates_dispersion``) makes an
 answer depend on how many requests of its shape the process answered
@@ -41,7 +41,7 @@ from tests.differential import world as worlds
 UNCOMPARED_HEADERS = frozenset({'x-openstack-request-id', 'last-modified',
                                 'openstack-request-id', 'date'})
 #: The newest microversion with extensions on, and without.
-NEWEST = {True: 43, False: 39}
+NEWEST = {True: 44, False: 39}
 _PLACEHOLDER = re.compile(rb'"@(c?gen):([0-9a-f-]+)@"')
 #: The request id an error body names.
 _REQUEST_ID = re.compile(rb'"request_id": "req-[0-9a-f-]+"')
@@ -228,6 +228,8 @@ class History:
             params.append('limit=%d' % rng.choice([1, 3, 50]))
         if minor >= 42 and rng.random() < 0.5:
             params.append('rank_by=spread:MEMORY_MB,VCPU')
+        if minor >= 44 and rng.random() < 0.6:
+            params.append('can_split=VCPU,MEMORY_MB')
         path = '/allocation_candidates?' + '&'.join(params)
         self.candidates_sent.append(path)
         return path, '1.%d' % minor
@@ -239,7 +241,7 @@ class History:
         path = re.sub(r'&?limit=\d+', '', path)
         if self.rng.random() < 0.3:
             path = re.sub(r'&?(rank_by|preferred\w*|alternatives|explain|'
-                          r'root_member_of)=[^&]*', '', path)
+                          r'root_member_of|can_split\w*)=[^&]*', '', path)
         path = path.replace('?&', '?')
         if self.rng.random() < 0.7:
             path += '&limit=%d' % self.rng.choice([1, 2, 3, 5, 50])
@@ -253,7 +255,7 @@ class History:
                             ('device_profile', 40), ('explain', 41),
                             ('root_member_of', 41), ('isolate:', 41),
                             ('rank_by', 42), ('preferred', 42),
-                            ('alternatives', 42)):
+                            ('alternatives', 42), ('can_split', 44)):
             if name in path:
                 lowest = max(lowest, since)
         newest = NEWEST[self.extensions]
@@ -289,6 +291,8 @@ class History:
             params.append('preferred=' + self.generator.trait())
         if minor >= 42 and len(suffixes) > 1 and rng.random() < 0.2:
             params.append('alternatives=%s,%s' % tuple(suffixes[:2]))
+        if minor >= 44 and rng.random() < 0.6:
+            params.extend(_can_split(params, rng))
         rng.shuffle(params)
         return '/allocation_candidates?' + '&'.join(params)
 
@@ -387,6 +391,20 @@ class History:
                 if name not in UNCOMPARED_HEADERS}
         return (status, _REQUEST_ID.sub(b'"request_id": "req-"', body),
                 tuple(sorted(kept.items())))
+
+
+def _can_split(params, rng):
+    """A ``can_split{suffix}`` pair letting some of the classes one group
+    of ``params`` requests be split (1.44), or none when no group
+    requests resources."""
+    groups = [match.groups() for match in map(
+        re.compile(r'^resources(\w*)=(.+)$').match, params) if match]
+    if not groups:
+        return []
+    suffix, resources = rng.choice(groups)
+    classes = [part.split(':')[0] for part in resources.split(',')]
+    chosen = rng.sample(classes, rng.randint(1, len(classes)))
+    return ['can_split%s=%s' % (suffix, ','.join(chosen))]
 
 
 def same_turn(env):

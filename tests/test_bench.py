@@ -720,3 +720,55 @@ def test_growth_times_the_candidates_queries_without_a_limit():
     assert sorted(growth.unbounded(bench_cloud.build(20))) == [
         'in_tree', 'isolate_all', 'member_of', 'member_of_100', 'none_fits',
         'required_traits', 'root_required', 'sharing', 'simple']
+
+
+def _hosts_served(env, query):
+    """The names of the hosts the candidates of ``query`` take from."""
+    status, _headers, body = env.request('GET', query.path,
+                                         version=query.version)
+    assert status == 200, body
+    summaries = body['provider_summaries']
+    names = {provider.uuid: provider.name for provider in env.providers}
+    return {names[summaries[uuid]['root_provider_uuid']]
+            for request in body['allocation_requests']
+            for uuid in request['allocations']
+            if 'MISC_SHARES_VIA_AGGREGATE' not in summaries[uuid]['traits']}
+
+
+def test_numa_hosts_serve_nova_split_where_flat_hosts_serve_it(backend):
+    """The can_split benchmark's layouts (tests/bench/cloud.py): on the
+    flat cloud nova's flavor fits every host but the full ones; on the
+    NUMA cloud the fragmented hosts (every tenth, from 8) fit it only
+    split, each of its classes over both nodes, and the same hosts fit
+    it with can_split as on the flat cloud."""
+    served = {}
+    for layout in (bench_cloud.NUMA, bench_cloud.FLAT):
+        cloud = bench_cloud.build(20, layout=layout)
+        env = harness.Environment(backend)
+        env.providers = cloud.providers
+        try:
+            builder.write(env.db, cloud)
+            named = {query.name: query for query in
+                     bench_queries.named_queries(cloud)
+                     + bench_queries.split_queries()}
+            served[layout, 'nova_flavor'] = _hosts_served(
+                env, named['nova_flavor'])
+            if layout == bench_cloud.NUMA:
+                split = named['nova_flavor_split_all']
+                served[layout, 'split'] = _hosts_served(env, split)
+                status, _headers, body = env.request(
+                    'GET', split.path + '&in_tree=%s'
+                    % bench_cloud.make_uuid('cn00008'), version=split.version)
+                assert sorted(sorted(r['resources'].items()) for r in
+                              body['allocation_requests'][0][
+                                  'allocations'].values()) == [
+                    [('DISK_GB', 80)],
+                    [('MEMORY_MB', 4096), ('VCPU', 2)],
+                    [('MEMORY_MB', 4096), ('VCPU', 2)]]
+        finally:
+            env.close()
+    every = {'cn%05d' % index for index in range(20) if index % 10 != 9}
+    assert served[bench_cloud.FLAT, 'nova_flavor'] == every
+    assert served[bench_cloud.NUMA, 'split'] == every
+    assert served[bench_cloud.NUMA, 'nova_flavor'] == every - {
+        'cn00008', 'cn00018'}

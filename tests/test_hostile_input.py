@@ -227,7 +227,7 @@ def requests(draw):
     headers = {
         'OPENSTACK_API_VERSION': 'placement ' + draw(st.sampled_from(
             ['latest'] * 6 + ['1.0', '1.10', '1.20', '1.28', '1.36', '1.38',
-                              '1.39', '1.40', '1.41', '1.42', '1.43',
+                              '1.39', '1.40', '1.41', '1.42', '1.43', '1.44',
                               '1.999', '2.0', 'x', ''])),
         'ACCEPT': draw(st.sampled_from(['application/json'] * 6 + [
             '*/*', 'text/html', ';;;,,=', 'a/b'])),

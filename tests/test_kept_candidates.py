@@ -62,6 +62,14 @@ QUERIES = [
     ('resources=MEMORY_MB:512&resources_A=VCPU:1&required_A=HW_CPU_X86_AVX2'
      '&resources_B=VCPU:2&alternatives=_A,_B&rank_by=spread:MEMORY_MB'
      '&group_policy=none&limit=8', '1.42'),
+    # can_split (1.44): hosts that fit only split (6 VCPU over two nodes
+    # of 4), a split suffixed group beside the unsuffixed one, ranked.
+    ('resources=VCPU:6,MEMORY_MB:512,DISK_GB:10&can_split=VCPU&limit=3',
+     '1.44'),
+    ('resources_N=VCPU:5,MEMORY_MB:1024&can_split_N=VCPU,MEMORY_MB'
+     '&resources=DISK_GB:10&group_policy=none&limit=10', '1.44'),
+    ('resources=VCPU:6,MEMORY_MB:512&can_split=VCPU'
+     '&rank_by=spread:MEMORY_MB&limit=3', '1.44'),
     # Not kept (same_subtree): answered as ever.
     ('resources1=VCPU:1&resources2=MEMORY_MB:512&required3=HW_CPU_X86_AVX2'
      '&same_subtree=1,2,3&group_policy=none&limit=10', '1.39'),

@@ -19,7 +19,7 @@ def test_version_document_needs_no_token(keystone_environment):
     status, _headers, body = keystone_environment.request(
         'GET', '/', token=None)
     assert status == 200
-    assert body['versions'][0]['max_version'] == '1.43'
+    assert body['versions'][0]['max_version'] == '1.44'
 
 
 def test_other_routes_need_a_keystone_token(keystone_environment):

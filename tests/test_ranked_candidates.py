@@ -166,7 +166,7 @@ def _trees(world):
 
 
 def _oracle(env, world, ids, pairs, limit, nested_aware=True,
-            roomiest_first=False, best_trees_left_out=0):
+            roomiest_first=False, best_trees_left_out=0, version=RANKED):
     """The brute-force answer: every candidate of every tree under the
     first alternatives that give the tree one, keyed from the world's own
     numbers, sorted, sharing-only duplicates kept at their best key, cut
@@ -176,11 +176,11 @@ def _oracle(env, world, ids, pairs, limit, nested_aware=True,
     roomiest choices first (combine.Combiner); ``best_trees_left_out``:
     every candidate of that many trees is left out, the trees whose best
     candidates rank first (modulo the trees with a candidate, when they
-    are not more)."""
+    are not more). ``version``: the microversion the query is read at."""
     names = {id_: name for name, id_ in ids.items()}
     by_name = {p['name']: p for p in world}
     root_of = _trees(world)
-    request = engine.parse_query(pairs, RANKED)
+    request = engine.parse_query(pairs, version)
     if not nested_aware:
         request = dataclasses.replace(request, version=TREE_UNAWARE)
     rank_by = request.ranking
@@ -258,12 +258,12 @@ def _oracle(env, world, ids, pairs, limit, nested_aware=True,
     return answer if limit is None else answer[:limit]
 
 
-def _ranked(env, ids, pairs, limit):
+def _ranked(env, ids, pairs, limit, version=RANKED):
     """What the engine answers: [(allocations by name, mappings by name)]
     and the explain ranking's candidates."""
     names = {id_: name for name, id_ in ids.items()}
     request = engine.parse_query(
-        pairs + ([('limit', str(limit))] if limit else []), RANKED)
+        pairs + ([('limit', str(limit))] if limit else []), version)
     request = dataclasses.replace(request, explain=True)
     with engine.find_candidates(env.db, env.conf, request) as found:
         answer = [({names[p]: dict(r) for p, r in c.allocations.items()},
@@ -283,7 +283,8 @@ def _explained_key(key, rank_by):
              for order, term in zip(rank_by.orders, terms)}, key[-1])
 
 
-def _check_world(backend, world, pairs, limit, narrow=False):
+def check_world(backend, world, pairs, limit, narrow=False,
+                 version=RANKED):
     """The engine's answer and explained keys are the oracle's; with
     ``narrow`` windows (the first of one tree, each next twice as many),
     so that the bounded walk takes trees window by window, stream by
@@ -293,15 +294,16 @@ def _check_world(backend, world, pairs, limit, narrow=False):
     try:
         ids = worlds.load_into_db(env.db, world)
         try:
-            expected = _oracle(env, world, ids, pairs, limit)
+            expected = _oracle(env, world, ids, pairs, limit,
+                               version=version)
         except errors.BadRequest:
             return False
         size = windows.FirstWindow.size
         with mock.patch.object(windows.FirstWindow, 'size', (
                 lambda _first, _bound: 1) if narrow else size):
-            answer, explained = _ranked(env, ids, pairs, limit)
+            answer, explained = _ranked(env, ids, pairs, limit, version)
         assert answer == [(a, m) for _key, a, m in expected]
-        rank_by = engine.parse_query(pairs, RANKED).ranking
+        rank_by = engine.parse_query(pairs, version).ranking
         assert [(k.preferred, k.round, k.free, k.index)
                 for k in explained.candidates] == [
             _explained_key(key, rank_by) for key, _a, _m in expected]
@@ -322,7 +324,7 @@ def test_bounded_ranking_equals_brute_force(backend):
     def check(world, query, narrow):
         share.example()
         pairs, limit = query
-        if not _check_world(backend, world, pairs, limit, narrow):
+        if not check_world(backend, world, pairs, limit, narrow):
             share.give_up()
 
     check()

@@ -8,7 +8,7 @@ One host of each kind serves one PostgreSQL database: the reference
 (openstack-placement 16.0.0, as tests/test_adopt_reference_database.py
 starts it) and placement_lite (``uwsgi --ini etc/uwsgi.ini``, its HTTP
 router). Which one answered a request is told by ``GET /``: the
-reference's newest microversion is 1.39, placement_lite's 1.43.
+reference's newest microversion is 1.39, placement_lite's 1.44.
 
 Requests here are sent one at a time: these tests check the steps and
 what each kind serves at each, not concurrent claims through both.
@@ -41,7 +41,7 @@ NGINX_TAKEOVER = os.path.join(servers.REPO, 'etc',
 PLACEMENT_LITE = os.path.join(os.path.dirname(sys.executable),
                               'placement-lite')
 REFERENCE_NEWEST = '1.39'
-PLACEMENT_LITE_NEWEST = '1.43'
+PLACEMENT_LITE_NEWEST = '1.44'
 #: Requests sent to see which hosts answer.
 SAMPLE = 12
 

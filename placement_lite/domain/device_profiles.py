@@ -6,7 +6,9 @@ Resource class and trait names are stored normalised (upper case,
 underscores) and must be known to Placement when the profile is created.
 From 1.42 a profile may declare alternatives: sets of two or more of its
 groups, by position, each set one need served by the first group of it
-a tree can serve ("an A100, else two L40s").
+a tree can serve ("an A100, else two L40s"). From 1.44 a group may let
+classes it requests be split over several providers
+(``can_split:<CLASS>``: ``true``).
 
 :func:`expand_request` turns ``device_profile=<name>`` in an
 allocation-candidates query into one granular group per profile group,
@@ -28,6 +30,8 @@ from placement_lite.db import lookups
 
 RESOURCES = 'resources:'
 TRAIT = 'trait:'
+#: A group's key letting one of its classes be split (1.44).
+CAN_SPLIT = 'can_split:'
 #: The allocation-candidates query parameter naming a profile.
 QUERY_PARAMETER = 'device_profile'
 #: The query parameter of a set of alternatives (1.42).
@@ -57,7 +61,7 @@ def _normalised_group(index, group):
     normalised = {}
     for key, value in group.items():
         prefix, _sep, name = key.partition(':')
-        if key.startswith((RESOURCES, TRAIT)):
+        if key.startswith((RESOURCES, TRAIT, CAN_SPLIT)):
             key = '%s:%s' % (prefix, _normalised_name(name))
             if key in normalised:
                 raise errors.BadRequest(
@@ -73,6 +77,14 @@ def _normalised_group(index, group):
         raise errors.BadRequest(
             'Group %d requests no resources: every group needs at least one '
             '"resources:<RESOURCE_CLASS>" key.' % index,
+            code=errors.DEVICE_PROFILE_INVALID)
+    unrequested = [key[len(CAN_SPLIT):] for key in normalised
+                   if key.startswith(CAN_SPLIT)
+                   and RESOURCES + key[len(CAN_SPLIT):] not in normalised]
+    if unrequested:
+        raise errors.BadRequest(
+            'Group %d lets resource classes it does not request be split: '
+            '%s.' % (index, ', '.join(unrequested)),
             code=errors.DEVICE_PROFILE_INVALID)
     return normalised
 
@@ -224,7 +236,38 @@ def _granular_pairs(suffix, group):
     pairs = [('resources' + suffix, ','.join(resources))]
     if traits:
         pairs.append(('required' + suffix, ','.join(traits)))
+    split = split_classes(group)
+    if split:
+        pairs.append(('can_split' + suffix, ','.join(split)))
     return pairs
+
+
+def split_classes(group):
+    """The classes a profile's group lets be split (1.44), in its order."""
+    return [key[len(CAN_SPLIT):] for key in group if key.startswith(CAN_SPLIT)]
+
+
+def shown_group(group, version):
+    """``group`` as ``version`` shows it: without its can_split keys
+    below 1.44, as any field a later microversion added."""
+    if version >= microversion.CAN_SPLIT:
+        return group
+    return {key: value for key, value in group.items()
+            if not key.startswith(CAN_SPLIT)}
+
+
+def _check_can_split_served(profile, version):
+    """Below 1.44 a profile letting classes be split is refused rather
+    than expanded without it: its groups would then ask a provider for all
+    of each amount, which is not what the profile means."""
+    if version < microversion.CAN_SPLIT and any(
+            split_classes(group) for group in profile['groups']):
+        raise errors.BadRequest(
+            "Device profile '%s' lets resource classes be split "
+            '(can_split), which needs microversion %s or later; the '
+            'request is at %s.' % (profile['name'], microversion.CAN_SPLIT,
+                                   microversion.Version(*version)),
+            code=errors.DEVICE_PROFILE_CAN_SPLIT_UNSUPPORTED)
 
 
 def _profile_name(pairs):
@@ -243,7 +286,8 @@ def _profile_name(pairs):
 
 
 def _check_suffixes_free(pairs, suffixes):
-    taken = {prefix + suffix for prefix in querystring.GROUP_PREFIXES
+    taken = {prefix + suffix
+             for prefix in querystring.GROUP_PREFIXES + ('can_split',)
              for suffix in suffixes}
     clashes = sorted({key for key, _value in pairs if key in taken})
     if clashes:
@@ -317,6 +361,7 @@ def expand_request(db, pairs, version):
                 for position in range(len(profile['groups']))]
     _check_suffixes_free(pairs, suffixes)
     alternatives = _alternatives_pairs(profile, suffixes, version)
+    _check_can_split_served(profile, version)
     _check_own_alternatives(pairs, profile, suffixes)
     expanded = []
     for key, value in pairs:

@@ -2,14 +2,19 @@
 
 Under one anchor every group offers a list of choices (see ``search``);
 an allocation request takes one choice per *need* (one need per suffixed
-group, one per resource class of the unsuffixed group) so that:
+group, one per resource class of the unsuffixed group; a suffixed group
+that may split classes, can_split, has one for the classes it does not
+split and one per class it may split; a choice of a class split in the
+tree is a ``split.Split``, its parts given by several providers) so
+that:
 
 * summed amounts per provider and class stay within free capacity and
   max_unit (each amount is counted once per request);
 * the providers picked for the unsuffixed group together have its
   required traits;
 * with ``group_policy=isolate`` suffixed groups use distinct providers
-  (with ``isolate:<suffixes>``, 1.41, the groups named);
+  (with ``isolate:<suffixes>``, 1.41, the groups named; a group's own
+  needs may share one);
 * each ``same_subtree`` set of groups lies under one of its providers,
   and its ``!`` groups (1.41) outside the subtree of that provider;
 * before 1.29 (tree-unaware), no two providers of one tree give resources.
@@ -45,6 +50,7 @@ import itertools
 import typing
 
 from placement_lite.engine import explain
+from placement_lite.engine import split
 
 #: The most entries each of the walk's caches by provider keeps (what a
 #: provider gives in a need, its set as a group's mapping, the sets of the
@@ -166,8 +172,12 @@ class Combiner:
         for group in self.result.groups:
             choices = group.by_anchor[anchor]
             if group.spread:
+                splits = group.splits.get(anchor, {}) if group.split else {}
                 for rc_id, amount in group.amounts.items():
-                    needs.append(_Need('', {rc_id: amount}, choices[rc_id]))
+                    needs.append(_Need('', {rc_id: amount}, splits.get(
+                        rc_id, choices[rc_id])))
+            elif group.split:
+                needs.extend(_split_group_needs(group, anchor))
             else:
                 needs.append(_Need(group.suffix, group.amounts, choices))
         if self.shuffle:
@@ -178,7 +188,8 @@ class Combiner:
         elif self.roomiest_first:
             capacities = self.result.capacities
             for need in needs:
-                if len(need.options) > 1:
+                if (not isinstance(need.options, split.Splits)
+                        and len(need.options) > 1):
                     held = [capacities[rc_id] for rc_id in need.amounts]
                     need.options = sorted(need.options, key=lambda p: [
                         c[p].used - c[p].capacity for c in held])
@@ -197,7 +208,7 @@ class Combiner:
             for rc_id, amount in need.amounts.items():
                 if rc_id in self._shared_classes:
                     asked[rc_id] += amount
-                    offered[rc_id].update(need.options)
+                    offered[rc_id].update(split.offered(need.options))
         capacities = self.result.capacities
         for rc_id, total in asked.items():
             free = sum(capacities[rc_id][p].free for p in offered[rc_id])
@@ -265,17 +276,17 @@ class Combiner:
         is asked once, and the search only offers providers with room for
         their amount), so only the group's traits are checked."""
         group = self.result.groups[0]
+        if any(isinstance(need.options, split.Splits) for need in needs):
+            yield from self._product_with_splits(anchor, needs, rules, seen)
+            return
         takes = self._lone_group_takes
         required = (group.required_trait_ids if 'required_traits' in rules
                     else None)
         owners = group.trait_owners
         for chosen in itertools.product(*(need.options for need in needs)):
             self.steps += 1
-            if required:
-                offered = set().union(*(owners.get(p, ()) for p in chosen))
-                if not all(alternatives & offered
-                           for alternatives in required):
-                    continue
+            if required and not _together_have(required, owners, chosen):
+                continue
             allocations = {}
             for provider, take in zip(chosen, takes):
                 held = allocations.get(provider)
@@ -286,6 +297,32 @@ class Combiner:
             if candidate is not None:
                 yield candidate
 
+    def _product_with_splits(self, anchor, needs, rules, seen):
+        """_product where some class is split in the tree: a chosen option
+        is a provider or a split.Split, whose parts each provider gives;
+        the splits are read as the product reaches them (split.Splits)."""
+        group = self.result.groups[0]
+        takes = self._lone_group_takes
+        required = (group.required_trait_ids if 'required_traits' in rules
+                    else None)
+        owners = group.trait_owners
+        for chosen in _lazy_product([need.options for need in needs]):
+            self.steps += 1
+            providers = set().union(*map(split.givers, chosen))
+            if required and not _together_have(required, owners, providers):
+                continue
+            allocations = {}
+            for option, take in zip(chosen, takes):
+                for provider, given in (option.takes if type(option) is (
+                        split.Split) else ((option, take),)):
+                    held = allocations.get(provider)
+                    allocations[provider] = given if held is None else (
+                        self._joined_takes(held, given))
+            candidate = self.candidate(anchor, allocations,
+                                       {'': providers}, chosen, seen)
+            if candidate is not None:
+                yield candidate
+
     def _joined_takes(self, held, take):
         """{**held, **take}: what one provider gives in several needs of
         the lone group, one dict for every request giving the same (see
@@ -293,8 +330,10 @@ class Combiner:
         key = (id(held), id(take))
         joined = self._joined.get(key)
         if joined is None:
-            # Kept with the two: their ids stay theirs.
-            joined = self._joined[key] = ({**held, **take}, held, take)
+            # Kept with the two: their ids stay theirs. (A split's parts
+            # are dicts of their own, tree after tree: not kept all.)
+            joined = _room_in(self._joined)[key] = ({**held, **take}, held,
+                                                    take)
         return joined[0]
 
     def candidate(self, anchor, allocations, mappings, chosen, seen):
@@ -359,6 +398,8 @@ class _Plan:
         groups = result.groups
         self.capacities = result.capacities
         self.class_names = result.class_names
+        self.class_ids = {name: rc_id
+                          for rc_id, name in result.class_names.items()}
         #: {rc id: the amount all needs asking for it ask together}, of
         #: the classes several needs ask for: the only ones whose capacity
         #: the walk checks (the search offers a need only providers with
@@ -412,8 +453,12 @@ class _Plan:
             self.check_at.add(self.spread_done_at)
 
     def gift(self, index, need, provider):
-        """The _Gift of ``provider`` in the need ``index``."""
+        """The _Gift of ``provider`` (or a split.Split) in the need
+        ``index``."""
         gift = self.gifts[index].get(provider)
+        if gift is None and type(provider) is split.Split:
+            gift = _room_in(self.gifts[index])[provider] = self._split_gift(
+                provider)
         if gift is None:
             capacities = self.capacities
             checked = []
@@ -433,6 +478,24 @@ class _Plan:
                 self.need_amounts[index], tuple(checked), alone)
         return gift
 
+    def _split_gift(self, chosen):
+        """The _Gift of the split.Split ``chosen``: its parts, each
+        checked as a provider's amount is (see _Gift.checked)."""
+        checked = []
+        for provider, given in chosen.takes:
+            for name, amount in given.items():
+                rc_id = self.class_ids[name]
+                together = self.asked_together.get(rc_id)
+                if together is None:
+                    continue
+                capacity = self.capacities[rc_id][provider]
+                most = min(capacity.capacity - capacity.used,
+                           capacity.max_unit)
+                if most < together:
+                    checked.append(((provider, rc_id), amount, most))
+        return _Gift(None, tuple(checked), set(chosen.providers),
+                     chosen.takes)
+
     def sum(self, held, given):
         """The amounts ``held`` and ``given`` (one provider's, {class name:
         amount}) added up, in that order."""
@@ -443,7 +506,7 @@ class _Plan:
             for name, amount in given.items():
                 total[name] = total.get(name, 0) + amount
             # The two kept with their sum: their ids stay theirs.
-            kept = self._sums[key] = (total, held, given)
+            kept = _room_in(self._sums)[key] = (total, held, given)
         return kept[0]
 
     def mapping(self, chosen, indexes):
@@ -452,8 +515,29 @@ class _Plan:
         key = tuple([chosen[index] for index in indexes])
         together = self._together.get(key)
         if together is None:
-            together = _room_in(self._together)[key] = set(key)
+            together = _room_in(self._together)[key] = set().union(
+                *map(split.givers, key))
         return together
+
+
+def _split_group_needs(group, anchor):
+    """The needs of a suffixed group that may split classes under
+    ``anchor`` (can_split, 1.44): one for the classes it does not split,
+    which one provider gives, then one per class it may split, in the
+    group's order."""
+    choices = group.by_anchor[anchor]
+    splits = group.splits.get(anchor, {})
+    together = {rc_id: amount for rc_id, amount in group.amounts.items()
+                if rc_id not in group.split}
+    needs = []
+    if together:
+        needs.append(_Need(group.suffix, together,
+                           choices[next(iter(together))]))
+    for rc_id, amount in group.amounts.items():
+        if rc_id in group.split:
+            needs.append(_Need(group.suffix, {rc_id: amount},
+                               splits.get(rc_id, choices[rc_id])))
+    return needs
 
 
 def _room_in(cache):
@@ -472,8 +556,12 @@ class _Gift(typing.NamedTuple):
     #: one request) for each class of the need that other needs ask for
     #: too, when the provider could not give what they all ask.
     checked: tuple
-    #: {provider}: the mapping of a group of this one need.
+    #: {provider}: the mapping of a group of this one need (of a split,
+    #: its providers).
     alone: set
+    #: A split's parts: ((provider, {class name: amount}), ...); else
+    #: None.
+    parts: typing.Optional[tuple] = None
 
 
 class _NeedWalk:
@@ -504,7 +592,8 @@ class _NeedWalk:
         #: The mapping of each group whose needs are chosen, in the order
         #: of plan.suffixes.
         self.mapping_sets = [None] * len(plan.suffixes)
-        #: The providers of the isolated needs filled so far.
+        #: The providers of the isolated groups whose needs are all
+        #: filled so far.
         self.isolated = set()
         self.tree_owner = {}
 
@@ -539,14 +628,12 @@ class _NeedWalk:
             self.combiner.steps += 1
             if checked and not _fits(usage, checked):
                 continue
-            if isolate and provider in self.isolated:
+            if isolate and not self.isolated.isdisjoint(gift.alone):
                 continue
             if one_per_tree and not self._own_tree(provider):
                 continue
             for key, amount, _limit in checked:
                 usage[key] = usage.get(key, 0) + amount
-            if isolate:
-                self.isolated.add(provider)
             self.chosen[index] = provider
             if index not in self.check_at or self._consistent(index):
                 allocations = dict(allocations_before)
@@ -557,11 +644,21 @@ class _NeedWalk:
                     held = allocations.get(provider)
                     allocations[provider] = (given if held is None
                                              else plan.sum(held, given))
+                elif gift.parts is not None:
+                    for giver, part in gift.parts:
+                        held = allocations.get(giver)
+                        allocations[giver] = (part if held is None
+                                              else plan.sum(held, part))
+                held_apart = None
                 if closing is not None:
                     place, indexes = closing
                     mapping_sets[place] = (
                         gift.alone if len(indexes) == 1
                         else plan.mapping(self.chosen, indexes))
+                    if isolate:
+                        # Kept from the other isolated groups' needs.
+                        held_apart = mapping_sets[place]
+                        self.isolated |= held_apart
                 if last:
                     candidate = self.combiner.candidate(
                         self.anchor, allocations,
@@ -571,6 +668,8 @@ class _NeedWalk:
                         yield candidate
                 else:
                     yield from self._fill(index + 1, allocations)
+                if held_apart is not None:
+                    self.isolated -= held_apart
             self.chosen[index] = None
             for key, amount, _limit in checked:
                 left = usage[key] - amount
@@ -578,8 +677,6 @@ class _NeedWalk:
                     usage[key] = left
                 else:
                     del usage[key]
-            if isolate:
-                self.isolated.discard(provider)
             if one_per_tree:
                 self._leave_tree(provider)
 
@@ -606,9 +703,10 @@ class _NeedWalk:
                 and self.spread_group.required_trait_ids):
             owners = self.spread_group.trait_owners
             offered = set()
-            for need, provider in zip(self.needs, self.chosen):
+            for need, option in zip(self.needs, self.chosen):
                 if not need.suffix:
-                    offered |= owners.get(provider, set())
+                    for provider in split.givers(option):
+                        offered |= owners.get(provider, set())
             if not all(alternatives & offered for alternatives
                        in self.spread_group.required_trait_ids):
                 return False
@@ -627,8 +725,9 @@ class _NeedWalk:
 
     def _providers_of(self, suffixes):
         """The providers chosen for the groups ``suffixes``."""
-        return {provider for need, provider in zip(self.needs, self.chosen)
-                if need.suffix in suffixes}
+        return {provider for need, option in zip(self.needs, self.chosen)
+                if need.suffix in suffixes
+                for provider in split.givers(option)}
 
 
 def _fits(usage, checked):
@@ -637,6 +736,27 @@ def _fits(usage, checked):
         if usage.get(key, 0) + amount > limit:
             return False
     return True
+
+
+def _together_have(required, owners, providers):
+    """Whether ``providers`` together have one trait of each set of
+    ``required`` (trait ids; ``owners``: {provider: its trait ids among
+    them})."""
+    offered = set().union(*(owners.get(p, ()) for p in providers))
+    return all(alternatives & offered for alternatives in required)
+
+
+def _lazy_product(options):
+    """itertools.product of ``options`` (iterables), the last varying
+    fastest, each read only as far as the product gets (itertools reads
+    them whole first)."""
+    if not options:
+        yield ()
+        return
+    first, *rest = options
+    for option in first:
+        for others in _lazy_product(rest):
+            yield (option,) + others
 
 
 def round_robin(generators):

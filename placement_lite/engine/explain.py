@@ -120,6 +120,9 @@ class Tally:
         self._groups = {suffix: {} for suffix in request.groups}
         #: {(suffix, Step): the most one provider could give}.
         self._largest = {}
+        #: {(suffix, split Step): the most the providers of a tree left
+        #: out could give together}.
+        self._short = {}
         self._root_filters = []
         #: Windows searched (cloud.Window; None: every tree).
         self._windows = []
@@ -170,6 +173,16 @@ class Tally:
         else:
             steps[step] = (unit, [kept])
 
+    def split(self, suffix, step, anchors, short):
+        """The trees ``anchors`` (an array) can serve a class the group
+        splits (can_split, 1.44); ``short``: {tree left out: the most its
+        providers could give together}."""
+        self.kept_trees(suffix, step, set(anchors.tolist()))
+        if short:
+            key = (suffix, step)
+            self._short[key] = max(self._short.get(key, 0),
+                                   max(short.values()))
+
     def all_groups(self, anchors):
         self._anchors.update(anchors)
 
@@ -203,10 +216,12 @@ class Tally:
     def _group(self, suffix, steps, explained):
         counts = []
         for step, (unit, kept) in steps.items():
+            count = len(set().union(*kept))
             counts.append(StepCount(
-                step.name, len(set().union(*kept)), unit,
-                self._class_names.get(step.rc_id), step.amount,
-                self._largest.get((suffix, step))))
+                step.name, count, unit, self._class_names.get(step.rc_id),
+                step.amount, self._largest.get((suffix, step)) if count
+                or step.name != 'split'
+                else self._short.get((suffix, step))))
         rows = None
         if explained:
             rows = self._rows(suffix, steps, explained[1]) if steps else []
@@ -325,6 +340,9 @@ class _NotTallied:
         pass
 
     def largest(self, suffix, step, largest):
+        pass
+
+    def split(self, suffix, step, anchors, short):
         pass
 
     def all_groups(self, anchors):

@@ -58,7 +58,7 @@ class RankKeys:
             if not names:
                 continue
             options = group.by_anchor[anchor]
-            if group.spread:
+            if group.by_class:
                 offered = frozenset().union(*(
                     self.traits(p) for providers in options.values()
                     for p in providers))
@@ -79,7 +79,7 @@ class RankKeys:
                     continue
                 most += amount
                 options = group.by_anchor[anchor]
-                if group.spread:
+                if group.by_class:
                     options = options[rc_id]
                 inside = sum(result.root_of(p) == anchor for p in options)
                 # Unless a sharing provider of another tree may give it.

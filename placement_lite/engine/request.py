@@ -22,13 +22,17 @@ from placement_lite import querystring
 from placement_lite.engine import rank_query
 from placement_lite.schemas import common
 
+#: can_split and its suffix (1.44), as group keys are written.
+CAN_SPLIT = re.compile(r'^can_split(%s)?$' % querystring.NAMED_SUFFIX)
+
+
 @dataclasses.dataclass
 class RequestGroup:
     """What one group asks for.
 
     The unsuffixed group (suffix ``''``) may be served by several providers
     of one tree plus sharing providers; every suffixed group is served by
-    exactly one provider.
+    exactly one provider, but for the classes it may split (can_split).
     """
 
     suffix: str = ''
@@ -41,6 +45,9 @@ class RequestGroup:
     member_of: list = dataclasses.field(default_factory=list)
     forbidden_aggregates: set = dataclasses.field(default_factory=set)
     in_tree: str = None
+    #: can_split (1.44): names of the classes of ``resources`` whose amount
+    #: may be taken from several providers (engine/split.py).
+    can_split: frozenset = frozenset()
 
     @property
     def use_same_provider(self):
@@ -108,6 +115,8 @@ def parse_query(pairs, version):
     request.groups = _parse_groups(pairs, version)
     if version >= microversion.RANKED:
         request.ranking = rank_query.parse(pairs, request.groups)
+    if version >= microversion.CAN_SPLIT:
+        _parse_can_split(pairs, request.groups)
     if version >= microversion.SAME_SUBTREE:
         _check_resourceless_groups(request)
     else:
@@ -238,6 +247,30 @@ def _parse_groups(pairs, version):
         else:
             group.in_tree = querystring.in_tree(value)
     return groups
+
+
+def _parse_can_split(pairs, groups):
+    """Set each group's can_split from the ``can_split{suffix}`` pairs:
+    each key once, naming classes its group requests."""
+    for key in dict.fromkeys(name for name, _value in pairs
+                             if CAN_SPLIT.match(name)):
+        value = querystring.only_value(pairs, key)
+        suffix = CAN_SPLIT.match(key).group(1) or ''
+        names = [name.strip() for name in value.split(',')]
+        if not all(names):
+            raise errors.BadRequest(
+                '%s=%s: an empty resource class.' % (key, value),
+                code=errors.QUERYPARAM_BAD_VALUE)
+        group = groups.get(suffix)
+        unrequested = [name for name in dict.fromkeys(names)
+                       if group is None or name not in group.resources]
+        if unrequested:
+            raise errors.BadRequest(
+                '%s=%s names resource classes the %s does not request: %s.'
+                % (key, value, 'group %s' % suffix if suffix
+                   else 'unsuffixed group', ', '.join(unrequested)),
+                code=errors.QUERYPARAM_BAD_VALUE)
+        group.can_split = frozenset(names)
 
 
 def _group_traits(pairs, key, version):

@@ -23,6 +23,11 @@ Rules, as the reference applies them:
   its traits and aggregates; with neither, by none.
 * ``root_required`` keeps only anchors whose root has/lacks those traits,
   ``root_member_of`` (1.41) those whose root is (not) in the aggregates.
+* A class a group may split (can_split, 1.44) is offered, in each tree,
+  by the providers that can take its whole amount, or where none can by
+  those a split may take parts from, when a split exists (engine/split.py);
+  in a suffixed group it is served apart from the group's other classes,
+  each provider meeting the group's filters.
 
 Each step tells the request's explain.Tally what it kept (a no-op
 without explain).
@@ -38,6 +43,7 @@ import numpy as np
 from placement_lite import errors
 from placement_lite.db import cloud
 from placement_lite.engine import explain
+from placement_lite.engine import split
 
 Step = explain.Step
 
@@ -68,10 +74,23 @@ class GroupChoices:
     required_trait_ids: list = dataclasses.field(default_factory=list)
     #: {provider id: its trait ids among the required ones} (spread group).
     trait_owners: dict = dataclasses.field(default_factory=dict)
+    #: can_split (1.44): the ids of the classes the group may split. A
+    #: suffixed group splitting some has ``by_anchor[anchor]`` {rc id:
+    #: [provider ids]} too, one list shared by the classes it does not
+    #: split (one provider gives them all).
+    split: frozenset = frozenset()
+    #: {anchor: {rc id: split.Splits}} where a class is split; its
+    #: ``by_anchor`` list then names the providers that may take a part.
+    splits: dict = dataclasses.field(default_factory=dict)
 
     @property
     def spread(self):
         return not self.suffix
+
+    @property
+    def by_class(self):
+        """Whether ``by_anchor`` holds the options of each class."""
+        return self.spread or bool(self.split)
 
 
 @dataclasses.dataclass
@@ -513,6 +532,8 @@ class _Filters:
 
     #: {rc id: amount}, in the group's order.
     amounts: dict
+    #: The ids of the classes the group may split (can_split, 1.44).
+    split: frozenset
     #: The providers member_of allows (None: any).
     in_aggregates: set
     #: {provider id: root id} of the same.
@@ -534,6 +555,10 @@ class _Filters:
 #: able to give the amount, in order.
 _CAPACITY_STEPS = (('capacity', cloud.with_room),
                    ('units', cloud.within_units))
+#: The same for a class the group may split: those able to give a part
+#: of the amount, or all of it.
+_PART_STEPS = (('capacity', cloud.with_room_for_a_part),
+               ('units', cloud.within_units_for_a_part))
 
 
 class _GroupSearch:
@@ -562,7 +587,7 @@ class _GroupSearch:
         amounts = filters.amounts
         largest = self.names.largest
         for rc_id, amount in amounts.items():
-            if amount > largest.get(rc_id, 0):
+            if rc_id not in filters.split and amount > largest.get(rc_id, 0):
                 # No provider anywhere could give that much, used or not.
                 tally.largest(suffix, Step('largest', rc_id, amount),
                               largest.get(rc_id, 0))
@@ -576,7 +601,8 @@ class _GroupSearch:
         for rc_id, amount in amounts.items():
             capable = inventories[rc_id]
             tally.kept(suffix, Step('resource_class', rc_id, amount), capable)
-            for name, narrowed in _CAPACITY_STEPS:
+            for name, narrowed in (_PART_STEPS if rc_id in filters.split
+                                   else _CAPACITY_STEPS):
                 if not capable:
                     return empty
                 capable = narrowed(capable, amount)
@@ -584,6 +610,10 @@ class _GroupSearch:
             if not capable:
                 return empty
             by_class[rc_id] = capable
+        if group.use_same_provider and filters.split:
+            by_anchor, splits = self._split_choices(filters, in_window)
+            return GroupChoices(suffix, amounts, by_anchor,
+                                split=filters.split, splits=splits)
         if group.use_same_provider:
             return GroupChoices(suffix, amounts, self._single_provider_choices(
                 filters, in_window))
@@ -595,8 +625,13 @@ class _GroupSearch:
             pairs_by_class[rc_id] = pairs
         by_anchor, trait_owners = self._spread_choices(
             filters, pairs_by_class, tally, in_window.view)
-        return GroupChoices(suffix, amounts, by_anchor,
-                            filters.required, trait_owners)
+        splits = {}
+        for rc_id, pairs in pairs_by_class.items():
+            for anchor, found in pairs.splits.items():
+                if anchor in by_anchor:
+                    splits.setdefault(anchor, {})[rc_id] = found
+        return GroupChoices(suffix, amounts, by_anchor, filters.required,
+                            trait_owners, filters.split, splits)
 
     def has_unknown_names(self):
         """Whether resolving the group may raise a 400: it names a
@@ -644,7 +679,9 @@ class _GroupSearch:
             with_traits = (view.provider_ids_with_traits(required)
                            if required else None)
         self._filters = _Filters(
-            amounts, in_aggregates, aggregate_roots, required,
+            amounts, frozenset(self.names.class_ids[name]
+                               for name in group.can_split),
+            in_aggregates, aggregate_roots, required,
             [frozenset(alternatives) for alternatives
              in group.required_traits],
             frozenset(group.forbidden_traits), tree_root, bad_aggregates,
@@ -682,16 +719,64 @@ class _GroupSearch:
             if providers is None:
                 return {}
             self.resourceless_roots.update(roots)
-        sharing_here = in_window.sharing_anchors(
-            sorted(in_window.sharing_among(providers)))
-        pairs = [(provider_id, anchor) for provider_id in sorted(providers)
-                 for anchor in ({roots[provider_id]}
-                                | sharing_here.get(provider_id, set()))]
-        by_anchor = {}
-        for provider_id, anchor in in_window.with_allowed_anchors(pairs):
-            by_anchor.setdefault(anchor, []).append(provider_id)
+        by_anchor = _by_anchor(_anchored_pairs(providers, roots, in_window))
         tally.kept_trees(self.group.suffix, Step('trees'), by_anchor)
         return by_anchor
+
+    def _split_choices(self, filters, in_window):
+        """(by_anchor, splits) of a suffixed group that may split some of
+        its classes (can_split, 1.44; see GroupChoices): one provider gives
+        the classes it does not split, and each class it may split is
+        given whole by one provider or, in a tree where none can, split
+        (split.served). The group's trait and aggregate filters hold for
+        every provider, as for the one provider of a group that splits
+        nothing."""
+        by_class = self.by_class
+        tally = in_window.tally
+        suffix = self.group.suffix
+        together = [rc_id for rc_id in filters.amounts
+                    if rc_id not in filters.split]
+        whole = set.intersection(*(set(by_class[rc_id])
+                                   for rc_id in together)) if together else set()
+        providers = whole.union(*(set(by_class[rc_id])
+                                  for rc_id in filters.split))
+        if not _kept(tally, suffix, 'all_resources', providers):
+            return {}, {}
+        providers = self._single_provider_filter(
+            filters, providers, tally, in_window.view)
+        if providers is None:
+            return {}, {}
+        roots = cloud.roots_by_id(list(by_class.values()))
+        options = {}
+        splits = {}
+        if together:
+            served_together = _by_anchor(_anchored_pairs(
+                whole & providers, roots, in_window))
+            options.update((rc_id, served_together) for rc_id in together)
+        for rc_id, amount in filters.amounts.items():
+            if rc_id not in filters.split:
+                continue
+            pairs = _anchored_pairs(set(by_class[rc_id]) & providers, roots,
+                                    in_window)
+            givers, anchors, splits[rc_id], short = split.served(
+                self.names.class_names[rc_id], amount,
+                np.array([p for p, _a in pairs], np.int64),
+                np.array([a for _p, a in pairs], np.int64), by_class[rc_id],
+                in_window.sharing_among(providers))
+            tally.split(suffix, Step('split', rc_id, amount), anchors, short)
+            options[rc_id] = _by_anchor(zip(givers.tolist(),
+                                            anchors.tolist()))
+        anchors = sorted(set.intersection(*(set(served)
+                                            for served in options.values())))
+        by_anchor = {anchor: {rc_id: options[rc_id][anchor]
+                              for rc_id in filters.amounts}
+                     for anchor in anchors}
+        tally.kept_trees(suffix, Step('trees'), by_anchor)
+        return by_anchor, {
+            anchor: {rc_id: found[anchor]
+                     for rc_id, found in splits.items() if anchor in found}
+            for anchor in anchors
+            if any(anchor in found for found in splits.values())}
 
     def _single_provider_filter(self, filters, providers, tally,
                                 read=None):
@@ -801,9 +886,11 @@ class _GroupSearch:
         in_aggregates = filters.in_aggregates
         read = in_window.view
         providers, anchors = capable.ids, capable.roots
+        split_here = rc_id in filters.split
+        sharing = (in_window.sharing_among(capable)
+                   if filters.tree_root is None or split_here else None)
         if filters.tree_root is None:
-            shared = _lacking_traits(in_window.sharing_among(capable),
-                                     filters.forbidden_names, read)
+            shared = _lacking_traits(sharing, filters.forbidden_names, read)
             if in_aggregates is not None:
                 shared &= in_aggregates
             served = in_window.sharing_anchors(sorted(shared))
@@ -841,7 +928,15 @@ class _GroupSearch:
             if not len(providers):
                 return None
         kept = in_window.allowed(anchors)
-        return _Pairs(providers[kept], anchors[kept])
+        providers, anchors = providers[kept], anchors[kept]
+        if not split_here:
+            return _Pairs(providers, anchors)
+        providers, anchors, splits, short = split.served(
+            self.names.class_names[rc_id], filters.amounts[rc_id], providers,
+            anchors, capable, sharing)
+        tally.split(group.suffix, Step('split', rc_id, filters.amounts[rc_id]),
+                    anchors, short)
+        return _Pairs(providers, anchors, splits)
 
 
 class _Pairs(typing.NamedTuple):
@@ -852,6 +947,29 @@ class _Pairs(typing.NamedTuple):
     providers: object
     #: The anchor of each (an array).
     anchors: object
+    #: {anchor: split.Splits} where the class is split (can_split).
+    splits: dict = {}
+
+
+def _anchored_pairs(providers, roots, in_window):
+    """The (provider, anchor) pairs of a suffixed group's ``providers``
+    (``roots``: {provider id: root id}), in provider id order: each
+    provider under its own root and, sharing its inventory, under every
+    tree of the window it serves; only anchors ``in_window`` allows."""
+    sharing_here = in_window.sharing_anchors(
+        sorted(in_window.sharing_among(providers)))
+    pairs = [(provider_id, anchor) for provider_id in sorted(providers)
+             for anchor in ({roots[provider_id]}
+                            | sharing_here.get(provider_id, set()))]
+    return in_window.with_allowed_anchors(pairs)
+
+
+def _by_anchor(pairs):
+    """{anchor: [provider ids]} of (provider, anchor) ``pairs``."""
+    by_anchor = {}
+    for provider_id, anchor in pairs:
+        by_anchor.setdefault(anchor, []).append(provider_id)
+    return by_anchor
 
 
 def _run_starts(ordered):

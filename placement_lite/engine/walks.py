@@ -29,14 +29,16 @@ def asked_of_trees(request, class_ids, shared):
     """{rc id: (what ``request`` asks of the class in all, the most one
     group asks)} for the classes it asks that no sharing provider holds
     (``shared(rc id)`` tells): what a tree must keep free to serve it (one
-    provider gives a group all it asks of a class)."""
+    provider gives a group all it asks of a class, unless the group may
+    split it: can_split, 1.44)."""
     asked = {}
     for group in request.groups.values():
         for name, amount in group.resources.items():
             rc_id = class_ids.get(name)
             if rc_id is not None and not shared(rc_id):
                 total, of_one = asked.get(rc_id, (0, 0))
-                asked[rc_id] = (total + amount, max(of_one, amount))
+                asked[rc_id] = (total + amount, max(
+                    of_one, 0 if name in group.can_split else amount))
     return asked
 
 

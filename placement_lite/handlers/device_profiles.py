@@ -3,7 +3,8 @@
 Shapes follow Cyborg's v2 API: create takes one profile (an object, or
 Cyborg's list holding exactly one) and answers 201 with the bare profile
 object; show wraps it in ``device_profile``, list in ``device_profiles``.
-From 1.42 a profile has ``alternatives`` too, in bodies and answers.
+From 1.42 a profile has ``alternatives`` too, in bodies and answers;
+from 1.44 its groups may have ``can_split:<CLASS>`` keys.
 """
 
 from placement_lite import errors
@@ -27,14 +28,17 @@ def _timestamp(moment):
 
 def _serialize(req, profile):
     """The profile as ``req``'s microversion shows it: without its
-    alternatives below 1.42, as any field a later microversion added."""
+    alternatives below 1.42, nor its groups' can_split keys below 1.44,
+    as any field a later microversion added."""
+    version = microversion.of(req)
     shown = {
         'uuid': profile['uuid'],
         'name': profile['name'],
         'description': profile['description'],
-        'groups': profile['groups'],
+        'groups': [device_profiles.shown_group(group, version)
+                   for group in profile['groups']],
     }
-    if microversion.of(req) >= microversion.PROFILE_ALTERNATIVES:
+    if version >= microversion.PROFILE_ALTERNATIVES:
         shown['alternatives'] = profile['alternatives']
     shown.update(
         created_at=_timestamp(profile['created_at']),

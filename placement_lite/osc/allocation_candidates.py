@@ -1,5 +1,6 @@
 """``openstack allocation candidate explain``: the steps of a candidates
-search as a table (microversion 1.41, api-ref/extensions.md)."""
+search as a table (microversion 1.41, api-ref/extensions.md); and the
+``--can-split`` option it shares with ``rank`` and ``claim`` (1.44)."""
 
 import argparse
 import urllib.parse
@@ -22,6 +23,35 @@ def parameter(text):
     if not sep or not key:
         raise argparse.ArgumentTypeError('expected KEY=VALUE, got %r' % text)
     return key, value
+
+
+def add_can_split_argument(parser):
+    """``--can-split [SUFFIX=]CLASS[,CLASS...]``, repeatable (1.44)."""
+    parser.add_argument(
+        '--can-split', metavar='[<suffix>=]<class>[,<class>...]',
+        action='append', default=[], dest='can_split',
+        help='Classes the unsuffixed group (or, with <suffix>=, the group '
+             '<suffix>) may take from several providers of a tree; repeat '
+             'for several groups (microversion 1.44)')
+
+
+def can_split_pairs(values):
+    """The ``can_split{suffix}`` query pairs of ``--can-split`` values,
+    the classes of one group joined."""
+    by_suffix = {}
+    for value in values:
+        suffix, sep, classes = value.rpartition('=')
+        by_suffix.setdefault(suffix if sep else '', []).append(classes)
+    return [('can_split' + suffix, ','.join(classes))
+            for suffix, classes in by_suffix.items()]
+
+
+def version_for(pairs, version):
+    """A command's microversion ``version`` (older than can_split), or
+    can_split's when the query ``pairs`` split."""
+    if any(key.startswith('can_split') for key, _value in pairs):
+        return str(microversion.CAN_SPLIT)
+    return version
 
 
 def _label(suffix):
@@ -70,7 +100,8 @@ def rows(explain):
 class ExplainAllocationCandidate(command.Lister):
     """Explain what each step of an allocation candidates search kept.
 
-    Requires ``--os-placement-api-version 1.41`` (the default).
+    Requires ``--os-placement-api-version 1.41`` (the default; 1.44
+    with ``--can-split``).
     """
 
     def get_parser(self, prog_name):
@@ -84,13 +115,15 @@ class ExplainAllocationCandidate(command.Lister):
             '--provider', metavar='<uuid>',
             help="Explain this provider's tree alone, and why each of its "
                  'providers is out')
+        add_can_split_argument(parser)
         return parser
 
     def take_action(self, parsed_args):
+        pairs = (parsed_args.parameters
+                 + can_split_pairs(parsed_args.can_split))
         query = urllib.parse.urlencode(
-            parsed_args.parameters
-            + [('explain', parsed_args.provider or 'true')])
+            pairs + [('explain', parsed_args.provider or 'true')])
         http = self.app.client_manager.placement_lite
         body = http.request('GET', '/allocation_candidates?' + query,
-                            MICROVERSION).json()
+                            version_for(pairs, MICROVERSION)).json()
         return COLUMNS, list(rows(body['explain']))

@@ -7,6 +7,7 @@ import urllib.parse
 from osc_lib.command import command
 
 from placement_lite import microversion
+from placement_lite.osc import allocation_candidates
 from placement_lite.osc import ranked_candidates
 
 MICROVERSION = str(microversion.CLAIMS)
@@ -41,7 +42,8 @@ def rows(answer):
 class ClaimAllocationCandidate(command.Lister):
     """Allocate the best allocation candidate to consumers.
 
-    Requires ``--os-placement-api-version 1.43`` (the default).
+    Requires ``--os-placement-api-version 1.43`` (the default; 1.44
+    with ``--can-split``).
     """
 
     def get_parser(self, prog_name):
@@ -81,9 +83,9 @@ class ClaimAllocationCandidate(command.Lister):
 
     def take_action(self, parsed_args):
         http = self.app.client_manager.placement_lite
+        pairs = ranked_candidates.base_query(parsed_args)
         answer = http.request(
-            'POST', '/allocation_claims?'
-            + urllib.parse.urlencode(
-                ranked_candidates.base_query(parsed_args)), MICROVERSION,
+            'POST', '/allocation_claims?' + urllib.parse.urlencode(pairs),
+            allocation_candidates.version_for(pairs, MICROVERSION),
             json=body(parsed_args)).json()
         return COLUMNS, list(rows(answer))

@@ -27,7 +27,8 @@ def query(parsed_args):
 
 def base_query(parsed_args):
     """The pairs of the arguments add_query_arguments adds."""
-    pairs = list(parsed_args.parameters)
+    pairs = list(parsed_args.parameters) + (
+        allocation_candidates.can_split_pairs(parsed_args.can_split))
     if parsed_args.rank_by:
         pairs.append(('rank_by', ','.join(parsed_args.rank_by)))
     if parsed_args.limit is not None:
@@ -37,7 +38,8 @@ def base_query(parsed_args):
 
 def add_query_arguments(parser, examples, rank_by_help, limit_help):
     """The arguments of a command sending a candidates query: its
-    parameters as KEY=VALUE, ``--rank-by`` and ``--limit``."""
+    parameters as KEY=VALUE, ``--rank-by``, ``--limit`` and
+    ``--can-split``."""
     parser.add_argument(
         'parameters', metavar='<key=value>',
         type=allocation_candidates.parameter, nargs='+',
@@ -47,6 +49,7 @@ def add_query_arguments(parser, examples, rank_by_help, limit_help):
         '--rank-by', metavar='<spread|pack>:<class>', action='append',
         default=[], help=rank_by_help)
     parser.add_argument('--limit', metavar='<n>', type=int, help=limit_help)
+    allocation_candidates.add_can_split_argument(parser)
 
 
 def allocations_text(request):
@@ -78,7 +81,8 @@ def rows(body):
 class RankAllocationCandidate(command.Lister):
     """List the best allocation candidates by a rank key.
 
-    Requires ``--os-placement-api-version 1.42`` (the default).
+    Requires ``--os-placement-api-version 1.42`` (the default; 1.44
+    with ``--can-split``).
     """
 
     def get_parser(self, prog_name):
@@ -105,7 +109,8 @@ class RankAllocationCandidate(command.Lister):
 
     def take_action(self, parsed_args):
         http = self.app.client_manager.placement_lite
-        body = http.request('GET', '/allocation_candidates?'
-                            + urllib.parse.urlencode(query(parsed_args)),
-                            MICROVERSION).json()
+        pairs = query(parsed_args)
+        body = http.request(
+            'GET', '/allocation_candidates?' + urllib.parse.urlencode(pairs),
+            allocation_candidates.version_for(pairs, MICROVERSION)).json()
         return COLUMNS, list(rows(body))

@@ -74,6 +74,10 @@ def _query(version):
         properties['alternatives'] = dict(_STRING)
         schema['patternProperties']['^preferred(%s)?$' % (
             querystring.NAMED_SUFFIX)] = dict(_STRING)
+    if version >= microversion.CAN_SPLIT:
+        # placement_lite's can_split (api-ref/extensions.md, 1.44).
+        schema['patternProperties']['^can_split(%s)?$' % (
+            querystring.NAMED_SUFFIX)] = dict(_STRING)
     return schema
 
 

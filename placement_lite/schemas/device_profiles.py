@@ -1,5 +1,6 @@
 """JSON schemas of a device profile (POST /device_profiles, from
-microversion 1.40; ``alternatives`` from 1.42).
+microversion 1.40; ``alternatives`` from 1.42; a group's ``can_split:``
+keys from 1.44).
 
 Keys and values of a group are strings. Names of resource classes and traits
 may use lower-case letters and hyphens (the domain normalises them); whether
@@ -17,7 +18,7 @@ _UUID = {'type': 'string', 'format': 'uuid'}
 _TEXT_VALUE = {'type': 'string', 'pattern': '^[a-zA-Z0-9_:=-]+$',
                'maxLength': 255}
 
-GROUP = {
+_GROUP = {
     'type': 'object',
     'minProperties': 1,
     'properties': {
@@ -46,13 +47,24 @@ _ALTERNATIVES = {
 }
 
 
+def group(version):
+    """A profile's group at ``version``: from 1.44 it may let classes it
+    requests be split (``can_split:<RESOURCE_CLASS>``: ``true``)."""
+    if version < microversion.CAN_SPLIT:
+        return _GROUP
+    return dict(_GROUP, patternProperties=dict(
+        _GROUP['patternProperties'], **{
+            '^can_split:%s$' % _NAME_CHARS: {'type': 'string',
+                                             'enum': ['true']}}))
+
+
 def _profile(version):
     """The body of POST /device_profiles at ``version``."""
     properties = {
         'name': {'type': 'string', 'pattern': NAME_PATTERN,
                  'maxLength': 255},
         'description': {'type': ['string', 'null'], 'maxLength': 255},
-        'groups': {'type': 'array', 'minItems': 1, 'items': GROUP},
+        'groups': {'type': 'array', 'minItems': 1, 'items': group(version)},
     }
     if version >= microversion.PROFILE_ALTERNATIVES:
         properties['alternatives'] = _ALTERNATIVES

@@ -54,6 +54,7 @@ from tests.bench import scaling
 from tests.bench import scrape as bench_scrape
 from tests.bench import services
 from tests.bench.services import percentile
+from tests.bench import split as bench_split
 from tests.bench import storm as bench_storm
 from tests.bench import writes as bench_writes
 
@@ -833,7 +834,8 @@ def write_markdown():
         if _reports(mode):
             parts += ['', module.markdown(_reports(mode))]
     parts += ['', bench_claiming.SECTION, bench_mixed_fleet.SECTION,
-              bench_ranked.SECTION, bench_growth.SECTION,
+              bench_ranked.SECTION, bench_split.SECTION,
+              bench_growth.SECTION,
               bench_profile.SECTION,
               bench_scrape.SECTION, BULK_BODIES]
     os.makedirs(os.path.dirname(MARKDOWN), exist_ok=True)

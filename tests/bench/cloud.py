@@ -24,6 +24,15 @@ and uses a sharing storage provider (MISC_SHARES_VIA_AGGREGATE) in the
 group's aggregate. 60% of the hosts run instances, as in a region in service: hosts
 0-4 of every ten run 1 to 4, every tenth host is full.
 
+Two more layouts of the same hosts (``build``'s ``layout``), for
+can_split (1.44), where VCPU and MEMORY_MB of every tenth host (8, 18,
+28, ...) are left fragmented: ``numa`` as above, an instance on each of
+those hosts' nodes leaving 2 VCPU and 4096 MB free on each, so that nova's
+flavor fits such a host only split over its nodes (nova's case against
+NUMA in Placement); ``flat``, the same hosts and instances with VCPU and
+MEMORY_MB on the root, as nova models a host whose NUMA nodes Placement
+does not know (the NUMA nodes stay, holding the PFs and devices).
+
 Two wide trees, on which candidate generation that enumerates every
 combination explodes, use resource classes or traits nothing else has:
 ``wide-pci`` (8 children with one CUSTOM_PCI_WIDE each) and ``wide-vf0``,
@@ -48,6 +57,16 @@ PFS_PER_NUMA = 2
 VFS_PER_PF = 16
 WIDE_CHILDREN = 8
 WIDE_VF_HOSTS = 2
+#: build's layouts: VCPU and MEMORY_MB on two NUMA nodes (as every
+#: benchmark but can_split's uses), the same with fragmented hosts, and
+#: those on the root.
+DEFAULT = 'default'
+NUMA = 'numa'
+FLAT = 'flat'
+LAYOUTS = (DEFAULT, NUMA, FLAT)
+#: With the NUMA and FLAT layouts, the hosts ``index % 10`` of which is
+#: this are fragmented.
+FRAGMENTED = 8
 #: Aggregates of one host each (see _compute_host), at most.
 TENANT_AGGREGATES = 100
 #: A tenant aggregate is made for every this many hosts.
@@ -137,8 +156,9 @@ def tenant_aggregates():
             for number in range(TENANT_AGGREGATES)]
 
 
-def build(hosts, storage_group_size=STORAGE_GROUP_SIZE):
-    """The whole cloud for ``hosts`` compute hosts, deterministically."""
+def build(hosts, storage_group_size=STORAGE_GROUP_SIZE, layout=DEFAULT):
+    """The whole cloud for ``hosts`` compute hosts, deterministically, in
+    one of LAYOUTS."""
     providers = []
     consumers = []
     sharing = {}
@@ -158,11 +178,16 @@ def build(hosts, storage_group_size=STORAGE_GROUP_SIZE):
                 traits=['MISC_SHARES_VIA_AGGREGATE'],
                 aggregates=[aggregate('storage%d' % group)]))
         root = add(_compute_host(index, shared_storage, group))
+        cores = {
+            'VCPU': inventory(32, allocation_ratio=4.0, max_unit=128),
+            'MEMORY_MB': inventory(196608, reserved=4096)}
+        if layout == FLAT:
+            root.inventories.update(
+                VCPU=inventory(64, allocation_ratio=4.0, max_unit=256),
+                MEMORY_MB=inventory(2 * 196608, reserved=2 * 4096))
         numas = [add(Provider(
             '%s-numa%d' % (root.name, numa), root,
-            inventories={
-                'VCPU': inventory(32, allocation_ratio=4.0, max_unit=128),
-                'MEMORY_MB': inventory(196608, reserved=4096)}))
+            inventories={} if layout == FLAT else dict(cores)))
             for numa in range(2)]
         pfs = [add(Provider(
             '%s-pf%d' % (root.name, pf), numas[pf // PFS_PER_NUMA],
@@ -180,7 +205,15 @@ def build(hosts, storage_group_size=STORAGE_GROUP_SIZE):
         disk = sharing[group] if shared_storage else root
         if index == busy_index:
             busy_disk = disk
-        consumers.extend(_instances(index, root, numas, pfs, disk))
+        instances = _instances(index, root, numas, pfs, disk)
+        if layout != DEFAULT and index % 10 == FRAGMENTED:
+            instances.append(Consumer('%s-fragments' % root.name, {
+                numa.uuid: {'VCPU': 126, 'MEMORY_MB': 188416}
+                for numa in numas}))
+        if layout == FLAT:
+            instances = [_on_root(instance, root, numas)
+                         for instance in instances]
+        consumers.extend(instances)
 
     wide_pci = add(Provider('wide-pci'))
     for child in range(WIDE_CHILDREN):
@@ -256,6 +289,18 @@ def _instances(index, root, numas, pfs, disk):
         instances.append(Consumer('%s-vm%d' % (root.name, number),
                                   allocations))
     return instances
+
+
+def _on_root(instance, root, numas):
+    """``instance`` with what it takes of ``numas`` taken of ``root``."""
+    allocations = {}
+    moved = {numa.uuid for numa in numas}
+    for uuid_, resources in instance.allocations.items():
+        held = allocations.setdefault(
+            root.uuid if uuid_ in moved else uuid_, {})
+        for name, amount in resources.items():
+            held[name] = held.get(name, 0) + amount
+    return dataclasses.replace(instance, allocations=allocations)
 
 
 class LoadError(Exception):

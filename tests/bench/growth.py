@@ -2,6 +2,8 @@
 every size timed in turns.
 
     python -m tests.bench.growth --hosts 5000 20000 --repetitions 15
+    python -m tests.bench.growth --hosts 5000 20000 --layout numa \
+        --queries simple nova_flavor_split_all
 
 Writes the benchmark's cloud of each size in bulk (tests/bench/builder.py)
 into a database of its own in the throwaway PostgreSQL, serves each with
@@ -12,7 +14,9 @@ on a shared host two runs of `python -m tests.bench`, which times one
 size after the other minutes apart, differ by a tenth, as much as the
 growth it would judge. Prints each query's p50 at each size and its
 growth against the hosts' (issue 49's goal: no worse than linear);
-docs/benchmark.md shows the table.
+docs/benchmark.md shows the table. ``--layout`` builds the cloud in
+another of tests/bench/cloud.py's layouts; with ``numa`` the can_split
+query without a limit (``nova_flavor_split_all``) is among the queries.
 """
 
 import argparse
@@ -99,10 +103,13 @@ off the growth in-process.
 """
 
 
-def unbounded(cloud):
-    """The candidates queries of ``cloud`` without a limit, by name (not
-    the explain variants; the wide trees are bounded)."""
-    return {query.name: query for query in bench_queries.named_queries(cloud)
+def unbounded(cloud, layout=bench_cloud.DEFAULT):
+    """The candidates queries of ``cloud`` (of ``layout``) without a
+    limit, by name (not the explain variants; the wide trees are bounded);
+    on NUMA hosts, the can_split ones too."""
+    queries = bench_queries.named_queries(cloud) + (
+        bench_queries.split_queries() if layout == bench_cloud.NUMA else [])
+    return {query.name: query for query in queries
             if query.candidates and not query.bounded
             and not query.explains and not query.wide}
 
@@ -146,19 +153,23 @@ def main():
     parser.add_argument('--hosts', type=int, nargs='+',
                         default=[5000, 20000])
     parser.add_argument('--repetitions', type=int, default=15)
+    parser.add_argument('--layout', choices=bench_cloud.LAYOUTS,
+                        default=bench_cloud.DEFAULT)
     parser.add_argument('--queries', nargs='*',
                         help='names (default: every unbounded candidates '
                         'query)')
     args = parser.parse_args()
     hosts = sorted(args.hosts)
-    clouds = {size: bench_cloud.build(size) for size in hosts}
-    named = {size: unbounded(cloud) for size, cloud in clouds.items()}
+    clouds = {size: bench_cloud.build(size, layout=args.layout)
+              for size in hosts}
+    named = {size: unbounded(cloud, args.layout)
+             for size, cloud in clouds.items()}
     names = args.queries or list(named[hosts[0]])
     running = {}
     try:
         for size, cloud in clouds.items():
-            url, seconds = builder.new_database('growth_%d_%d' % (
-                size, os.getpid()), cloud)
+            url, seconds = builder.new_database('growth_%s_%d_%d' % (
+                args.layout, size, os.getpid()), cloud)
             print('%d hosts written in %.0f s' % (size, seconds), flush=True)
             service = running[size] = services.placement_lite(
                 harness._free_port(), url, os.path.join(

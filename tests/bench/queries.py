@@ -302,3 +302,28 @@ def ranked_queries(cloud):
         Query('alternative_vf_ranked', 'the second alternative alone',
               NOVA_FLAVOR + _VF + _SPREAD, version=RANKED_VERSION),
     ]
+
+
+SPLIT_VERSION = '1.44'
+#: nova's flavor, each of its classes held by NUMA nodes allowed to split.
+NOVA_FLAVOR_SPLIT = NOVA_FLAVOR + (('can_split', 'VCPU,MEMORY_MB'),)
+
+
+def split_queries():
+    """The can_split queries (placement_lite's 1.44), timed by ``python
+    -m tests.bench.split`` on the cloud of NUMA hosts against nova's
+    flavor on the flat cloud (only placement_lite answers them): nova's
+    flavor letting VCPU and MEMORY_MB split, with limit=1000, ranked, and
+    without a limit."""
+    bounded = Query('nova_flavor_split', "nova's request, limit=1000, "
+                    'VCPU and MEMORY_MB split over NUMA nodes where none '
+                    'holds the flavor', NOVA_FLAVOR_SPLIT
+                    + (('limit', '1000'),), version=SPLIT_VERSION)
+    return [
+        bounded,
+        Query('nova_flavor_split_ranked', 'the same ranked by spread on '
+              'MEMORY_MB', bounded.params + (('rank_by', 'spread:MEMORY_MB'),),
+              version=SPLIT_VERSION),
+        Query('nova_flavor_split_all', 'the same without a limit',
+              NOVA_FLAVOR_SPLIT, version=SPLIT_VERSION),
+    ]

@@ -185,14 +185,14 @@ alternatives asked alone, added, it costs 0.53x.
 """
 
 
-def _get(environment, path, version):
+def timed_get(environment, path, version):
     started = time.perf_counter()
     status, _headers, raw = environment.respond('GET', path, version=version)
     assert status == 200, raw
     return time.perf_counter() - started, raw
 
 
-def _p50(times):
+def p50_of(times):
     ordered = sorted(times)
     return ordered[(len(ordered) - 1) // 2]
 
@@ -201,12 +201,12 @@ def timed_in_turns(environment, queries, repetitions):
     """{query name: p50 seconds}, one request of each query in turn."""
     taken = {query.name: [] for query in queries}
     for query in queries:
-        _get(environment, query.path, query.version)
+        timed_get(environment, query.path, query.version)
     for _ in range(repetitions):
         for query in queries:
             taken[query.name].append(
-                _get(environment, query.path, query.version)[0])
-    return {name: _p50(times) for name, times in taken.items()}
+                timed_get(environment, query.path, query.version)[0])
+    return {name: p50_of(times) for name, times in taken.items()}
 
 
 def check_top(environment, query):
@@ -216,10 +216,12 @@ def check_top(environment, query):
     params = [(name, value) for name, value in query.params
               if name not in ('limit', 'explain')]
     limit = int(dict(query.params)['limit'])
-    _seconds, raw = _get(environment, query.route + '?' + urllib.parse.urlencode(
-        params + [('limit', str(limit)), ('explain', 'true')]), query.version)
+    _seconds, raw = timed_get(
+        environment, query.route + '?' + urllib.parse.urlencode(
+            params + [('limit', str(limit)), ('explain', 'true')]),
+        query.version)
     bounded = json.loads(raw)
-    _seconds, raw = _get(
+    _seconds, raw = timed_get(
         environment, query.route + '?' + urllib.parse.urlencode(params),
         query.version)
     every = json.loads(raw)['allocation_requests']

@@ -19,4 +19,4 @@ def test_two_requests_on_one_connection(server):
                              body['versions'][0]['max_version']))
     finally:
         conn.close()
-    assert statuses == [(200, '1.43'), (200, '1.43')]
+    assert statuses == [(200, '1.44'), (200, '1.44')]

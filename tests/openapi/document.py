@@ -761,7 +761,9 @@ def _candidate_parameters(s, query_schemas, versions):
             'and in_tree with a suffix, digits before 1.33 (``%s``), then '
             'up to 64 letters, digits, ``_`` and ``-`` (``%s``); '
             'preferred, with or without a suffix, from 1.42 '
-            '(placement_lite).'
+            '(placement_lite); can_split, with or without a suffix: '
+            'classes of its group whose amount may be taken from several '
+            'providers of a tree, from 1.44 (placement_lite).'
             % (querystring.NUMBERED_SUFFIX,
                querystring.NAMED_SUFFIX)),
         'schema': {'type': 'object', 'additionalProperties': False,
@@ -794,6 +796,9 @@ def _candidates(b):
                    'same_subtree with ! (placement_lite).'),
           ('1.42', 'rank_by, preferred, root_preferred, alternatives: '
                    "ranked candidates; a device profile's alternatives "
+                   '(placement_lite).'),
+          ('1.44', 'can_split: a class taken from several providers '
+                   "of a tree; a device profile's groups may carry it "
                    '(placement_lite).')],
          {'200': _json('AllocationCandidates', headers=_LAST_MODIFIED)},
          query=params)
@@ -802,12 +807,14 @@ def _candidates(b):
 def _claims(b):
     b.op('post', '/allocation_claims', 'candidates',
          'Claim the best allocation candidate for consumers',
-         [('1.43', 'Added (placement_lite).')],
+         [('1.43', 'Added (placement_lite).'),
+          ('1.44', 'can_split in the query (placement_lite).')],
          {'200': _json('AllocationClaims', 'Claimed.')},
          body=b.schemas.versioned('AllocationClaim',
                                   allocation_claims.BODY),
          query=_candidate_parameters(b.schemas, allocation_claims.QUERY,
-                                     [microversion.CLAIMS]),
+                                     [microversion.CLAIMS,
+                                      microversion.CAN_SPLIT]),
          description=(
              'The query is that of GET /allocation_candidates but for '
              'explain. The best candidate by the rank key is allocated to '
@@ -823,17 +830,19 @@ def _claims(b):
 def _device_profiles(b):
     s = b.schemas
     profile = s.versioned('DeviceProfileCreate', device_profiles.CREATE)
-    s.used.add(id(device_profiles.GROUP))
+    s.used.add(id(device_profiles.group))
     names = _query('name', _STR, 'Comma separated profile names.')
     added = ('1.40', 'Added (placement_lite).')
     shown = ('1.42', 'alternatives in each profile.')
+    split = ('1.44', "can_split:<CLASS> keys in a profile's groups.")
     b.op('get', '/device_profiles', 'device profiles',
-         'List device profiles', [added, shown],
+         'List device profiles', [added, shown, split],
          {'200': _json('DeviceProfiles', headers=_LAST_MODIFIED)},
          query=[names])
     b.op('post', '/device_profiles', 'device profiles',
          'Create a device profile',
-         [added, ('1.42', 'alternatives in the body and the profile.')],
+         [added, ('1.42', 'alternatives in the body and the profile.'),
+          split],
          {'201': _json('DeviceProfile', 'Created.',
                        headers=('Location',) + _LAST_MODIFIED)},
          body={'anyOf': [profile, {
@@ -846,7 +855,7 @@ def _device_profiles(b):
     which = {'uuid_or_name': ({'type': 'string'},
                               'The uuid or name of a device profile.')}
     b.op('get', '/device_profiles/{uuid_or_name}', 'device profiles',
-         'Show a device profile', [added, shown],
+         'Show a device profile', [added, shown, split],
          {'200': _json('DeviceProfileDocument', headers=_LAST_MODIFIED)},
          path_params=which)
     b.op('delete', '/device_profiles/{uuid_or_name}', 'device profiles',

@@ -10,9 +10,9 @@ def test_reference_versions_are_1_0_to_1_39():
     assert len(versions) == 40
 
 
-def test_extensions_add_1_40_to_1_43():
-    assert microversion.versions(enable_extensions=True)[-4:] == [
-        '1.40', '1.41', '1.42', '1.43']
+def test_extensions_add_1_40_to_1_44():
+    assert microversion.versions(enable_extensions=True)[-5:] == [
+        '1.40', '1.41', '1.42', '1.43', '1.44']
 
 
 def test_version_is_a_comparable_tuple_written_as_text():

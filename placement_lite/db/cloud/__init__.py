@@ -40,6 +40,8 @@ Key = keys.Key
 roots_by_id = holdings.roots_by_id
 with_room = views.with_room
 within_units = views.within_units
+with_room_for_a_part = views.with_room_for_a_part
+within_units_for_a_part = views.within_units_for_a_part
 NOT_KEPT = firsts.NOT_KEPT
 
 #: The trait of a provider sharing its inventory with its aggregates.

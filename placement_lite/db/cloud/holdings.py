@@ -89,6 +89,20 @@ class Holdings(collections.abc.Mapping):
                            & (amount <= self.max_unit)
                            & (amount % self.step_size == 0))
 
+    def _least_parts(self):
+        """Each holder's smallest part: min_unit rounded up to a step."""
+        return -(-self.min_unit // self.step_size) * self.step_size
+
+    def with_room_for_a_part(self):
+        """Those whose free capacity holds their smallest part (can_split,
+        1.44: engine/split.py)."""
+        return self._where(self._least_parts() <= self.capacity - self.used)
+
+    def within_units_for_a_part(self, amount):
+        """Those whose smallest part is within max_unit and ``amount``."""
+        least = self._least_parts()
+        return self._where((least <= self.max_unit) & (least <= amount))
+
     def union(self, other):
         """These holders and ``other``'s (of the same class), by id."""
         ids = np.concatenate((self.ids, other.ids))

@@ -55,6 +55,18 @@ def within_units(capacities, amount):
     return capacities.within_units(amount)
 
 
+def with_room_for_a_part(capacities, amount):
+    """The part of ``capacities`` whose free capacity holds a part of
+    ``amount`` (can_split, 1.44): at least their smallest part."""
+    return capacities.with_room_for_a_part()
+
+
+def within_units_for_a_part(capacities, amount):
+    """The part of ``capacities`` whose units allow a part of
+    ``amount``: their smallest part within max_unit and the amount."""
+    return capacities.within_units_for_a_part(amount)
+
+
 #: Fewer trees than this are always read by root.
 FEW_TREES = 64
 
