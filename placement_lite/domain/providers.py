@@ -26,13 +26,18 @@ def provider_or_404(conn, uuid, detail=None):
     the missing provider and answers the 404 itself, in its own words (a
     :class:`errors.NotFound`); elsewhere the 404 is its object layer's
     (:class:`errors.ObjectNotFound`)."""
-    provider = lookups.provider_by_uuid(conn, uuid)
-    if provider is None:
+    return found_or_404(lookups.provider_by_uuid(conn, uuid), uuid, detail)
+
+
+def found_or_404(found, uuid, detail=None):
+    """``found``, what a read of the provider ``uuid`` found of it; the
+    404 of :func:`provider_or_404` when that is None."""
+    if found is None:
         if detail:
             raise errors.NotFound(detail)
         raise errors.ObjectNotFound(
             'No resource provider with uuid %s found' % uuid)
-    return provider
+    return found
 
 
 def generation_conflict():
