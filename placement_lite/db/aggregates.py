@@ -1,5 +1,7 @@
 """SQL for placement aggregates and providers' membership in them."""
 
+import functools
+
 import sqlalchemy as sa
 
 from placement_lite.db import bulk
@@ -56,9 +58,15 @@ def aggregate_ids(conn, uuids):
     """{uuid: id} for the aggregates among ``uuids`` that exist."""
     if not uuids:
         return {}
-    return dict(conn.execute(bulk.where_one_of(
-        conn, sa.select(aggregates.c.uuid, aggregates.c.id),
-        aggregates.c.uuid, uuids)).all())
+    return dict(conn.execute(_aggregate_ids(conn.dialect.name),
+                             {'uuids': bulk.bound(conn, uuids)}).all())
+
+
+@functools.cache
+def _aggregate_ids(dialect):
+    return bulk.where_one_of_bound(
+        dialect, sa.select(aggregates.c.uuid, aggregates.c.id),
+        aggregates.c.uuid, 'uuids')
 
 
 def ensure_aggregates(conn, uuids):

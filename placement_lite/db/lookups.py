@@ -94,6 +94,12 @@ def trait_ids(conn, names):
     """{name: id} for the traits among ``names`` that exist."""
     if not names:
         return {}
-    return dict(conn.execute(bulk.where_one_of(
-        conn, sa.select(traits.c.name, traits.c.id), traits.c.name,
-        names)).all())
+    return dict(conn.execute(_trait_ids(conn.dialect.name),
+                             {'names': bulk.bound(conn, names)}).all())
+
+
+@functools.cache
+def _trait_ids(dialect):
+    return bulk.where_one_of_bound(dialect, sa.select(traits.c.name,
+                                                      traits.c.id),
+                                   traits.c.name, 'names')

@@ -228,12 +228,17 @@ def _listing_filters(conn, filters):
     (None, None) when a filter already shows that nothing matches."""
     within = []
     excluding = []
+    # A filter that finds nothing is checked first only when a later one
+    # could still refuse the request: otherwise the listing finds nothing
+    # as well, without the extra statement.
+    refusable_after_traits = bool(filters.forbidden_traits
+                                  or filters.resources)
     if filters.required_traits:
         ids = _trait_ids_or_400(conn, set().union(*filters.required_traits))
         query = providers_db.providers_with_all_trait_sets(
             [{ids[name] for name in any_of}
              for any_of in filters.required_traits])
-        if not providers_db.any_row(conn, query):
+        if refusable_after_traits and not providers_db.any_row(conn, query):
             return None, None
         within.append(query)
     if filters.forbidden_traits:
@@ -247,7 +252,7 @@ def _listing_filters(conn, filters):
         if not all(id_sets):
             return None, None
         query = providers_db.providers_in_all_aggregate_sets(id_sets)
-        if not providers_db.any_row(conn, query):
+        if filters.resources and not providers_db.any_row(conn, query):
             return None, None
         within.append(query)
     if filters.forbidden_aggregates:
@@ -258,11 +263,12 @@ def _listing_filters(conn, filters):
                 known.values()))
     if filters.resources:
         class_ids = lookups.resource_class_ids(conn, filters.resources)
-        for class_name, amount in filters.resources.items():
+        for number, (class_name, amount) in enumerate(
+                filters.resources.items()):
             if class_name not in class_ids:
                 raise errors.BadRequest(
                     'Invalid resource class in resources parameter: No '
                     'such resource class %s.' % class_name)
             within.append(providers_db.providers_with_capacity(
-                class_ids[class_name], amount))
+                class_ids[class_name], amount, number))
     return within, excluding
