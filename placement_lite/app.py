@@ -11,16 +11,20 @@ A request passes, outside in::
 import gc
 import http
 import logging
+import re
 
 import falcon
 from keystonemiddleware import auth_token
+import microversion_parse
 from microversion_parse import middleware as microversion_middleware
+from oslo_context import context as oslo_context
 from oslo_middleware import cors
 from oslo_middleware import healthcheck
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
 import webob.exc
 
+from placement_lite import closing
 from placement_lite import conf as config
 from placement_lite import context
 from placement_lite import drain
@@ -111,6 +115,79 @@ class Healthcheck:
         if environ.get('PATH_INFO') == self.PATH:
             return self.check(environ, start_response)
         return self.application(environ, start_response)
+
+
+def _as_webob_answers(environ, answer):
+    """``answer`` as a webob Response passed on answers it: without its
+    body to a HEAD request (webob's EmptyResponse), closed when the
+    server closes it."""
+    if environ.get('REQUEST_METHOD') != 'HEAD':
+        return answer
+    return closing.Answer((), getattr(answer, 'close', lambda: None))
+
+
+class RequestId:
+    """oslo.middleware's RequestId, answers passed on without webob: a
+    request id made for each request and given back in
+    ``x-openstack-request-id`` (unless the answer has one), and the
+    caller's global request id kept when it is well formed. (webob's
+    request and response objects around every answer cost more than the
+    rest of this middleware.)"""
+
+    _GLOBAL_ID = re.compile(request_id.ID_FORMAT)
+    _GLOBAL_ID_HEADER = 'HTTP_' + request_id.INBOUND_HEADER.upper().replace(
+        '-', '_')
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        if self._GLOBAL_ID.match(environ.get(self._GLOBAL_ID_HEADER, '')):
+            environ[request_id.GLOBAL_REQ_ID] = environ[
+                self._GLOBAL_ID_HEADER]
+        given = oslo_context.generate_request_id()
+        environ[request_id.ENV_REQUEST_ID] = given
+
+        def with_request_id(status, headers, exc_info=None):
+            if not any(name.lower() == request_id.HTTP_RESP_HEADER_REQUEST_ID
+                       for name, _value in headers):
+                headers = headers + [
+                    (request_id.HTTP_RESP_HEADER_REQUEST_ID, given)]
+            return start_response(status, headers, exc_info)
+
+        return _as_webob_answers(environ, self.application(environ,
+                                                           with_request_id))
+
+
+class Microversion:
+    """microversion_parse's MicroversionMiddleware, answers passed on
+    without webob: the version asked for (microversion_parse reads it)
+    in the environ, and given back in ``openstack-api-version`` with
+    ``vary``. A version refused is answered by microversion_parse's
+    middleware itself."""
+
+    def __init__(self, application, versions, refused):
+        self.application = application
+        self.versions = versions
+        self.refused = refused
+
+    def __call__(self, environ, start_response):
+        try:
+            version = microversion_parse.extract_version(
+                microversion_parse.headers_from_wsgi_environ(environ),
+                microversion.SERVICE_TYPE, self.versions)
+        except (ValueError, TypeError):
+            return self.refused(environ, start_response)
+        environ[microversion.ENVIRON] = version
+        added = [(microversion_parse.STANDARD_HEADER,
+                  '%s %s' % (microversion.SERVICE_TYPE, version)),
+                 ('vary', microversion_parse.STANDARD_HEADER)]
+
+        def with_version(status, headers, exc_info=None):
+            return start_response(status, headers + added, exc_info)
+
+        return _as_webob_answers(environ, self.application(environ,
+                                                           with_version))
 
 
 class AcceptJson:
@@ -405,10 +482,11 @@ def build_app(conf, db=None):
     versions = microversion.versions(conf.api.enable_extensions)
     application = FaultWrapper(build_falcon_app(
         conf.api.enable_extensions, conf.api.max_request_body_size))
-    application = microversion_middleware.MicroversionMiddleware(
-        application, microversion.SERVICE_TYPE, versions,
-        json_error_formatter=errors.webob_json_formatter(
-            versions[0], versions[-1]))
+    application = Microversion(
+        application, versions, microversion_middleware.MicroversionMiddleware(
+            application, microversion.SERVICE_TYPE, versions,
+            json_error_formatter=errors.webob_json_formatter(
+                versions[0], versions[-1])))
     application = OmitHeaders(application)
     application = ContextMiddleware(application, conf, db, enforcer)
     if conf.api.auth_strategy == 'noauth2':
@@ -426,6 +504,5 @@ def build_app(conf, db=None):
                                conf, db,
                                routes.served(conf.api.enable_extensions))
     return Healthcheck(request_body.RequestBody(
-        request_id.RequestId(application), conf.api.max_request_body_size),
-        conf)
+        RequestId(application), conf.api.max_request_body_size), conf)
 

@@ -10,10 +10,10 @@ database of the throwaway PostgreSQL and builds the application as
 the garbage collector tuned), then calls it as uwsgi would, with the
 headers nova's report client sends (tests/bench/steady.py), for every
 route of the steady mix and ``GET /``: ``--repetitions`` warm requests of
-each, the routes in turns. Each moment of a request's CPU (this thread's
-``time.thread_time``) is charged to the innermost of the parts below it
-is in (Parts), and the PostgreSQL backend's CPU is read from /proc.
-Printed per route: CPU per request by part, the statements and the
+each, the routes in turns. Each moment of a request is charged to the
+innermost of the parts below it is in (Parts); the process's CPU is read
+from its clock, the PostgreSQL backend's from /proc. Printed per route:
+the time per request by part, the process's CPU, the statements and the
 database's CPU per request. With ``--cprofile ROUTE...``, those routes'
 requests under cProfile instead, the top functions by own time.
 
@@ -73,16 +73,19 @@ def _middleware():
 
 
 class Parts:
-    """CPU time charged by part (this thread's clock): each moment to the
-    innermost part whose code runs then. Reading the clock is a system
-    call; what the charging costs goes to the parts, mostly the outer
-    ones, and shows as the difference between the process's total
-    charged and its total uncharged (``active`` False). The handlers' own code (parsing, the domain and db
+    """Time charged by part: each moment to the innermost part whose code
+    runs then. The clock is the wall clock (the thread's CPU clock is a
+    system call, which would cost more than the smaller parts): but for
+    'sql driver', which waits for the database, that is the process's
+    CPU time on a machine doing nothing else (on a busy one, each part is
+    longer by its share of what the others took). What the charging
+    itself costs shows as the difference between the process's CPU
+    charged and uncharged (``active`` False). The handlers' own code (parsing, the domain and db
     functions' Python, making statements) is 'handler'; SQLAlchemy's
     compiling of a statement (or finding it in its cache) 'sql compile';
     the rest of running one, its rows made and read 'sql execute'; the
-    driver's call (sending the statement, waiting for and parsing the
-    answer) 'sql driver'; checking a connection out of the pool and back
+    driver's call (sending the statement, waiting for the database's
+    answer, parsing it) 'sql driver'; checking a connection out of the pool and back
     in 'pool'; the JSON and headers written 'rendering'."""
 
     def __init__(self):
@@ -135,7 +138,7 @@ class Parts:
     def _enter(self, part):
         if not self.active:
             return
-        now = time.thread_time()
+        now = time.perf_counter()
         if self._stack:
             outer = self._stack[-1]
             self.seconds[outer[0]] += now - outer[1]
@@ -144,7 +147,7 @@ class Parts:
     def _leave(self):
         if not self.active:
             return
-        now = time.thread_time()
+        now = time.perf_counter()
         part, since = self._stack.pop()
         self.seconds[part] += now - since
         if self._stack:
@@ -270,16 +273,15 @@ def table(results):
                    - {'total', 'charged', 'statements', 'database'},
                    key=lambda part: -sum(results[kind].get(part, 0.0)
                                          for kind in kinds))
-    lines = ['| part (us of CPU per request) | %s |' % ' | '.join(kinds),
+    lines = ['| part (us per request) | %s |' % ' | '.join(kinds),
              '|---|%s|' % '|'.join('---:' for _ in kinds)]
     for part in named:
         lines.append('| %s | %s |' % (part, ' | '.join(
             '%.0f' % (1e6 * results[kind].get(part, 0.0)) for kind in kinds)))
     for row, key, scale, form in (
-            ('placement_lite process, total charged', 'charged', 1e6,
+            ('placement_lite process CPU, charged', 'charged', 1e6,
              '%.0f'),
-            ('**placement_lite process, total uncharged**', 'total', 1e6,
-             '%.0f'),
+            ('**placement_lite process CPU**', 'total', 1e6, '%.0f'),
             ('statements per request', 'statements', 1, '%.1f'),
             ('PostgreSQL backend CPU per request (us)', 'database', 1e6,
              '%.0f')):
