@@ -8,6 +8,7 @@ A request passes, outside in::
       -> handler (one module per resource in placement_lite.handlers)
 """
 
+import functools
 import gc
 import http
 import logging
@@ -293,10 +294,12 @@ def _tunnel_path_as_latin1(environ):
         environ['PATH_INFO'] = path.encode('utf-8').decode('latin-1')
 
 
-def _declared_methods(resource):
-    """HTTP methods of a resource, in the order its responders are defined."""
+@functools.cache
+def _declared_methods(resource_class):
+    """HTTP methods of a resource class, in the order its responders are
+    defined."""
     methods = []
-    for klass in reversed(type(resource).__mro__):
+    for klass in reversed(resource_class.__mro__):
         for name in vars(klass):
             if name.startswith('on_') and name[3:].upper() not in methods:
                 methods.append(name[3:].upper())
@@ -352,7 +355,7 @@ class _MethodGuard:
             return
         if '' in params.values():
             raise errors.NotFound('', answered_by=errors.DISPATCHER)
-        methods = _declared_methods(resource)
+        methods = _declared_methods(type(resource))
         if req.method not in methods:
             raise errors.MethodNotAllowed(
                 'The method specified is not allowed for this resource.',

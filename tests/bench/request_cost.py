@@ -6,8 +6,8 @@
 
 Writes the benchmark's cloud in bulk (tests/bench/builder.py) into a
 database of the throwaway PostgreSQL and builds the application as
-``placement_lite.wsgi`` does (the request log set up, written to a file;
-the garbage collector tuned), then calls it as uwsgi would, with the
+``placement_lite.wsgi`` does (the request log set up, on standard error
+as under uwsgi, which this sends to a file; the garbage collector tuned), then calls it as uwsgi would, with the
 headers nova's report client sends (tests/bench/steady.py), for every
 route of the steady mix and ``GET /``: ``--repetitions`` warm requests of
 each, the routes in turns. Each moment of a request is charged to the
@@ -33,8 +33,6 @@ import tempfile
 import time
 
 import falcon
-from microversion_parse import middleware as microversion_middleware
-from oslo_middleware import request_id
 import sqlalchemy as sa
 from sqlalchemy import event
 
@@ -61,13 +59,13 @@ def _middleware():
         (worker_death.ResetIfTheWorkerDies, 'worker death'),
         (app.Healthcheck, 'healthcheck'),
         (request_body.RequestBody, 'request body'),
-        (request_id.RequestId, 'request id'),
+        (app.RequestId, 'request id'),
         (requestlog.RequestLog, 'request log'),
         (app.AcceptJson, 'accept json'),
         (app.NoAuth, 'auth (noauth2)'),
         (app.ContextMiddleware, 'request context'),
         (app.OmitHeaders, 'omit headers'),
-        (microversion_middleware.MicroversionMiddleware, 'microversion'),
+        (app.Microversion, 'microversion'),
         (app.FaultWrapper, 'fault wrapper'),
         (falcon.App, 'falcon'))
 
@@ -197,12 +195,14 @@ def call(application, request):
 
 def served_application(url, log_file):
     """The application as placement_lite.wsgi builds it, on ``url``, its
-    request log written to ``log_file``; and its Parts, installed before
-    it is built (falcon keeps the responders it was given)."""
+    request log on standard error as under uwsgi (here ``log_file``); and
+    its Parts, installed before it is built (falcon keeps the responders
+    it was given)."""
     parts = Parts()
     conf = harness.make_conf(**{'api.auth_strategy': 'noauth2',
-                                'placement_database.connection': url,
-                                'log_file': log_file})
+                                'placement_database.connection': url})
+    with open(log_file, 'w') as log:
+        os.dup2(log.fileno(), sys.stderr.fileno())
     requestlog.setup(conf)
     application = heap.TrimAfterGrowth(worker_death.ResetIfTheWorkerDies(
         app.build_app(conf)))
