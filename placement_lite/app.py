@@ -165,24 +165,40 @@ class Microversion:
     without webob: the version asked for (microversion_parse reads it)
     in the environ, and given back in ``openstack-api-version`` with
     ``vary``. A version refused is answered by microversion_parse's
-    middleware itself."""
+    middleware itself.
+
+    What microversion_parse makes of a header depends on its value
+    alone: the version and the headers that give it back are worked out
+    once per value seen (the last ``KEPT`` of them), not per request."""
+
+    KEPT = 64
+    #: Where a PEP 3333 server leaves ``OpenStack-API-Version``, the only
+    #: header microversion_parse reads of the environ for placement.
+    HEADER = 'HTTP_' + microversion_parse.STANDARD_HEADER.upper().replace(
+        '-', '_')
 
     def __init__(self, application, versions, refused):
         self.application = application
         self.versions = versions
         self.refused = refused
+        self._given = functools.lru_cache(maxsize=self.KEPT)(self._worked_out)
+
+    def _worked_out(self, header):
+        """(version, the headers the answer gets) for the header's value
+        (None: no header); ValueError or TypeError when it is refused."""
+        version = microversion_parse.extract_version(
+            {} if header is None else {self.HEADER: header},
+            microversion.SERVICE_TYPE, self.versions)
+        return version, [(microversion_parse.STANDARD_HEADER,
+                          '%s %s' % (microversion.SERVICE_TYPE, version)),
+                         ('vary', microversion_parse.STANDARD_HEADER)]
 
     def __call__(self, environ, start_response):
         try:
-            version = microversion_parse.extract_version(
-                microversion_parse.headers_from_wsgi_environ(environ),
-                microversion.SERVICE_TYPE, self.versions)
+            version, added = self._given(environ.get(self.HEADER))
         except (ValueError, TypeError):
             return self.refused(environ, start_response)
         environ[microversion.ENVIRON] = version
-        added = [(microversion_parse.STANDARD_HEADER,
-                  '%s %s' % (microversion.SERVICE_TYPE, version)),
-                 ('vary', microversion_parse.STANDARD_HEADER)]
 
         def with_version(status, headers, exc_info=None):
             return start_response(status, headers + added, exc_info)
