@@ -843,6 +843,8 @@ def write_markdown():
     for module, mode in ((bench_storm, 'storm'), (bench_restart, 'restart')):
         if _reports(mode):
             parts += ['', module.markdown(_reports(mode))]
+    if _reports('steady'):
+        parts += ['', bench_steady.section(_reports('steady'))]
     parts += ['', bench_claiming.SECTION, bench_mixed_fleet.SECTION,
               bench_ranked.SECTION, bench_growth.SECTION,
               bench_profile.SECTION,
@@ -921,7 +923,8 @@ def main(argv=None):
         report = bench_steady.run(
             hosts, args.steady_tracked, args.steady_clients, args.processes,
             repeat=1 if args.quick else 3, minimum=200 if args.quick
-            else 2000, venv=venv or services.reference_venv(log), log=log)
+            else 2000, venv=venv or services.reference_venv(log), log=log,
+            quick=args.quick)
         print(bench_steady.markdown(report))
     if not args.quick:
         write_markdown()
