@@ -39,7 +39,6 @@ import json
 import os
 import platform
 import signal
-import subprocess
 import sys
 import time
 
@@ -855,15 +854,6 @@ def write_markdown():
     log('wrote %s' % MARKDOWN)
 
 
-def _commit():
-    try:
-        return subprocess.run(['git', 'rev-parse', '--short', 'HEAD'],
-                              cwd=services.REPO, capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return 'unknown'
-
-
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.rewrite_docs:
@@ -887,7 +877,7 @@ def main(argv=None):
             'quick': args.quick, 'note': args.note, 'warmup': args.warmup,
             'repetitions': args.repetitions, 'processes': args.processes,
             'threads': args.threads, 'timeout': args.timeout,
-            'postgresql': postgresql, 'commit': _commit(),
+            'postgresql': postgresql, 'commit': services.commit(),
             'machine': '%s, %d cores' % (platform.machine(), os.cpu_count()),
             'date': datetime.datetime.now(datetime.timezone.utc).strftime(
                 '%Y-%m-%d %H:%M UTC'),

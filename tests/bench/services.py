@@ -63,6 +63,16 @@ def _reference_venv(log):
     return venv
 
 
+def commit():
+    """The short id of the commit checked out, or 'unknown'."""
+    try:
+        return subprocess.run(['git', 'rev-parse', '--short', 'HEAD'],
+                              cwd=REPO, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return 'unknown'
+
+
 def percentile(samples, fraction):
     """Nearest-rank percentile; None of no samples."""
     if not samples:

@@ -45,7 +45,6 @@ import os
 import random
 import signal
 import socket
-import subprocess
 import sys
 import time
 import uuid as uuidlib
@@ -606,7 +605,7 @@ def run(hosts, tracked_count=300, clients=8, processes=4, repeat=3,
                       for kind, _what, _version in READS},
               'date': datetime.datetime.now(datetime.timezone.utc).strftime(
                   '%Y-%m-%d %H:%M UTC'),
-              'commit': _commit(), 'load': os.getloadavg()[0]}
+              'commit': services.commit(), 'load': os.getloadavg()[0]}
     contestants = start(cloud, venv, processes, with_metrics, baseline, log)
     services_only = [contestant for contestant in contestants
                      if contestant.database]
@@ -664,15 +663,6 @@ def _failures(report):
 
 def _log(message):
     print('[%s] %s' % (time.strftime('%H:%M:%S'), message), flush=True)
-
-
-def _commit():
-    try:
-        return subprocess.run(['git', 'rev-parse', '--short', 'HEAD'],
-                              cwd=services.REPO, capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return 'unknown'
 
 
 def _ms(seconds):
