@@ -40,7 +40,7 @@ from placement_lite import routes
 from placement_lite.db import api as db_api
 from placement_lite.db.cloud import shared as cloud_shared
 from placement_lite.domain import standard_names
-from placement_lite.handlers import allocation_candidates
+from placement_lite.handlers import candidates_answer
 
 LOG = logging.getLogger(__name__)
 
@@ -493,7 +493,7 @@ def build_app(conf, db=None):
                                    lambda: _prepare_database(conf, db))
     if conf.placement.warm_caches_on_start:
         with cloud_shared.built_once(db.replica_engine):
-            allocation_candidates.render_ahead(engine.warm_caches(
+            candidates_answer.render_ahead(engine.warm_caches(
                 db, conf.placement.allocation_candidates_rank_by))
     db.dispose()
     enforcer = policy.Enforcer(conf)

@@ -23,7 +23,10 @@ every POST among them 502. So instead, in each worker:
    handshake was done stays in the queue and is served; a client whose SYN
    was dropped sends it again a second later, finds the socket closed and
    is refused, and a proxy sends a refused request to another host
-   whatever its method: nothing of it was sent.
+   whatever its method: nothing of it was sent. Recent kernels attach a
+   filter to a TCP socket only for a process with CAP_NET_ADMIN: without
+   it (uwsgi run as another user than root, or in a container) the worker
+   goes on to step 4 as it is.
 4. The worker waits until no connection to those ports is being set up,
    queued, or open (:func:`connections_to`): every request accepted has
    been answered. At most ``[api] drain_timeout`` seconds.
@@ -182,7 +185,16 @@ def _drain(wakeup, grace_period, timeout):
     listeners = _listeners()
     routed = _routed(listeners)
     for listener in routed or listeners:
-        _refuse_new_connections(listener.fd)
+        try:
+            _refuse_new_connections(listener.fd)
+        except PermissionError:
+            LOG.warning(
+                'The kernel refuses this process a socket filter (recent '
+                'kernels want CAP_NET_ADMIN for one on a TCP socket): new '
+                'connections are not refused while the accepted ones are '
+                'answered; only a front that took the host out during '
+                'the grace period sends none.')
+            break
     deadline = time.monotonic() + timeout
     while _unanswered(listeners, routed) and time.monotonic() < deadline:
         time.sleep(_POLL)

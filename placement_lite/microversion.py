@@ -86,7 +86,7 @@ DEVICE_PROFILES = Version(1, 40)
 #: same_subtree with ``!`` suffixes.
 EXPLAIN = Version(1, 41)
 #: Ranked allocation candidates: rank_by, preferred traits, prioritized
-#: alternatives (engine/ranked_search.py); device profiles declaring
+#: alternatives (engine/ranked.py); device profiles declaring
 #: alternatives.
 RANKED = Version(1, 42)
 #: Device profiles may declare alternatives among their groups, which

@@ -7,19 +7,16 @@ A world is a list of providers::
      'traits': ['HW_CPU_X86_AVX2'], 'aggregates': ['agg1'],
      'used': {'VCPU': 2}}
 
-Names give stable uuids (uuid5), so the same world can be written straight
-into a placement_lite database (``load_into_db``) and, for comparisons,
-through the HTTP API of any placement service (``load_via_api``).
+Names give stable uuids (uuid5); ``load_into_db`` writes a world straight
+into a placement_lite database.
 """
 
-import json
-import urllib.request
 import uuid
 
 import sqlalchemy as sa
 
 from placement_lite.db import lookups
-from placement_lite.db import snapshot
+from placement_lite.db.cloud import view
 from placement_lite.db import tables
 from placement_lite.engine import search
 
@@ -132,66 +129,15 @@ def _write_details(conn, provider_id, provider):
             resource_class_id=used_ids[name], used=amount))
 
 
-def _call(base, method, path, body=None, version='1.39'):
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(base + path, data=data, method=method)
-    req.add_header('x-auth-token', 'admin')
-    req.add_header('openstack-api-version', 'placement %s' % version)
-    if data is not None:
-        req.add_header('content-type', 'application/json')
-    with urllib.request.urlopen(req) as resp:
-        raw = resp.read()
-        return json.loads(raw) if raw else None
-
-
-def load_via_api(base, world):
-    """Write ``world`` through a placement HTTP API at ``base``."""
-    classes, trait_names = _custom_names(world)
-    for name in classes:
-        _call(base, 'PUT', '/resource_classes/' + name, version='1.7')
-    for name in trait_names:
-        _call(base, 'PUT', '/traits/' + name, version='1.6')
-    for provider in world:
-        body = {'name': provider['name'], 'uuid': uuid_of(provider['name'])}
-        if provider.get('parent'):
-            body['parent_provider_uuid'] = uuid_of(provider['parent'])
-        _call(base, 'POST', '/resource_providers', body, version='1.20')
-    for provider in world:
-        path = '/resource_providers/' + uuid_of(provider['name'])
-        generation = 0
-        if provider.get('inventories'):
-            result = _call(base, 'PUT', path + '/inventories', {
-                'resource_provider_generation': generation,
-                'inventories': {name: _inventory(value) for name, value
-                                in provider['inventories'].items()}})
-            generation = result['resource_provider_generation']
-        if provider.get('traits'):
-            result = _call(base, 'PUT', path + '/traits', {
-                'resource_provider_generation': generation,
-                'traits': provider['traits']})
-            generation = result['resource_provider_generation']
-        if provider.get('aggregates'):
-            _call(base, 'PUT', path + '/aggregates', {
-                'resource_provider_generation': generation,
-                'aggregates': [uuid_of(a) for a in provider['aggregates']]})
-        if provider.get('used'):
-            _call(base, 'PUT',
-                  '/allocations/' + uuid_of('consumer-' + provider['name']),
-                  {'allocations': {uuid_of(provider['name']): {
-                      'resources': provider['used']}},
-                   'project_id': uuid_of('project'),
-                   'user_id': uuid_of('user')}, version='1.12')
-
-
 def record_windows(monkeypatch):
-    """The window (snapshot.Window, or None) of each capacities read, in
+    """The window (cloud.Window, or None) of each capacities read, in
     order."""
     windows = []
-    real = snapshot.Snapshot.capacities
+    real = view.View.capacities
 
     def recording(self, rc_ids, root_id=None, window=None, also_ids=()):
         windows.append(window)
         return real(self, rc_ids, root_id, window, also_ids)
 
-    monkeypatch.setattr(snapshot.Snapshot, 'capacities', recording)
+    monkeypatch.setattr(view.View, 'capacities', recording)
     return windows

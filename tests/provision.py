@@ -46,6 +46,14 @@ SERVERS = (
     Server('galera', 'galera-4', ('libgalera_smm.so',),
            dirs=('/usr/lib/galera',)),
     Server('haproxy', 'haproxy', ('haproxy',), services=('haproxy',)),
+    # The container image's tests (tests/containers.py): podman, the
+    # runtime it is run with, the pause process of the pods `podman kube
+    # play` makes, and what makes the Debian base image.
+    Server('podman', 'podman', ('podman',)),
+    Server('runc', 'runc', ('runc',)),
+    Server('catatonit', 'catatonit', ('catatonit',),
+           dirs=('/usr/libexec/podman',)),
+    Server('debootstrap', 'debootstrap', ('debootstrap',)),
     # Not a server: Prometheus' linter of exposed metric names, which
     # tests/promlint.py runs; the package also starts a Prometheus server.
     Server('promtool', 'prometheus', ('promtool',),

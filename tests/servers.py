@@ -254,12 +254,7 @@ class Uwsgi:
                            % (rounds, sorted(found), sorted(workers)))
 
     def problems_in_log(self):
-        """Log lines telling of an error: a traceback, a 5xx (but a
-        stopping host's readiness, /healthcheck's 503), a failed app."""
-        pattern = re.compile(r'Traceback|ERROR|no python application'
-                             r'|\(HTTP/1\.\d 5\d\d\)')
-        return [line for line in self.log_text().splitlines()
-                if pattern.search(line) and ' /healthcheck => ' not in line]
+        return problems_in(self.log_text())
 
     def stop(self):
         """Stop the instance as an operator would (SIGTERM), if launched."""
@@ -548,6 +543,16 @@ def holding_connections(pids, port):
 
 #: The state of an established connection in /proc/net/tcp.
 _ESTABLISHED = '01'
+
+
+def problems_in(log):
+    """The lines of a uwsgi instance's ``log`` telling of an error: a
+    traceback, a 5xx (but a stopping host's readiness, /healthcheck's
+    503), a failed app."""
+    pattern = re.compile(r'Traceback|ERROR|no python application'
+                         r'|\(HTTP/1\.\d 5\d\d\)')
+    return [line for line in log.splitlines()
+            if pattern.search(line) and ' /healthcheck => ' not in line]
 
 
 def ini_with(text, settings):

@@ -9,10 +9,12 @@ import pytest
 
 from placement_lite import engine
 from placement_lite.db import candidates as db_candidates
-from placement_lite.db import snapshot
+from placement_lite.db import cloud
+from placement_lite.db.cloud import view
 from placement_lite.engine import combine
+from placement_lite.engine import windows as windows_of
 from placement_lite.engine import search
-from placement_lite.handlers import allocation_candidates
+from placement_lite.handlers import candidates_answer
 from tests import candidate_worlds as worlds
 from tests import harness
 
@@ -358,16 +360,16 @@ def test_randomized_windows_start_anywhere(monkeypatch):
     env = _env_with(randomize_allocation_candidates=True)
     try:
         worlds.load_into_db(env.db, _flat_hosts(200))
-        monkeypatch.setattr(engine, 'WINDOW_MIN', 2)
+        monkeypatch.setattr(windows_of, 'WINDOW_MIN', 2)
         fetched = []
-        real = snapshot.Snapshot.capacities
+        real = view.View.capacities
 
         def counting(*args, **kwargs):
             rows = real(*args, **kwargs)
             fetched.extend(len(found) for found in rows.values())
             return rows
 
-        monkeypatch.setattr(snapshot.Snapshot, 'capacities', counting)
+        monkeypatch.setattr(view.View, 'capacities', counting)
         chosen = set()
         for _ in range(40):
             body = worlds.candidates(env, 'resources=VCPU:1&limit=1')
@@ -406,21 +408,21 @@ def test_limit_searches_a_window_not_the_cloud(sqlite_env, monkeypatch):
     of trees only, and the answer is the first five trees in order."""
     worlds.load_into_db(sqlite_env.db, _flat_hosts(200))
     fetched = []
-    real = snapshot.Snapshot.capacities
+    real = view.View.capacities
 
     def counting(*args, **kwargs):
         rows = real(*args, **kwargs)
         fetched.append({rc: len(found) for rc, found in rows.items()})
         return rows
 
-    monkeypatch.setattr(snapshot.Snapshot, 'capacities', counting)
+    monkeypatch.setattr(view.View, 'capacities', counting)
     body = worlds.candidates(sqlite_env,
                              'resources=VCPU:1,MEMORY_MB:64&limit=5')
     assert _first_providers(body) == [[U('h%d' % i)] for i in range(5)]
     assert sorted(body['provider_summaries']) == sorted(
         U('h%d' % i) for i in range(5))
     assert [sorted(rows.values()) for rows in fetched] == [
-        [engine.WINDOW_MIN, engine.WINDOW_MIN]]
+        [windows_of.WINDOW_MIN, windows_of.WINDOW_MIN]]
     fetched.clear()
     body = worlds.candidates(sqlite_env, 'resources=VCPU:1,MEMORY_MB:64')
     assert len(body['allocation_requests']) == 200
@@ -479,12 +481,12 @@ def test_windows_give_the_whole_cloud_answer(monkeypatch, query, strategy):
             limited = query + '&limit=%d' % limit
             with monkeypatch.context() as every_tree:
                 worlds.search_windows_of_every_tree(every_tree)
-                every_tree.setattr(engine, 'WINDOW_MIN', 64)
+                every_tree.setattr(windows_of, 'WINDOW_MIN', 64)
                 whole = worlds.candidates(env, limited)
-                every_tree.setattr(engine, 'WINDOW_MIN', 1)
+                every_tree.setattr(windows_of, 'WINDOW_MIN', 1)
                 assert worlds.candidates(env, limited) == whole
             for window_min in (1, 64):
-                monkeypatch.setattr(engine, 'WINDOW_MIN', window_min)
+                monkeypatch.setattr(windows_of, 'WINDOW_MIN', window_min)
                 assert worlds.candidates(env, limited) == whole
     finally:
         env.close()
@@ -611,7 +613,7 @@ def test_a_first_window_is_sized_by_the_last_search_of_its_request(
     try:
         worlds.load_into_db(env.db, HALF_FULL)
         worlds.search_windows_of_every_tree(monkeypatch)
-        monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
+        monkeypatch.setattr(windows_of, 'WINDOW_MIN', 1)
         windows = worlds.record_windows(monkeypatch)
         first = worlds.candidates(env, 'resources=VCPU:1&limit=10')
         assert [window.trees for window in windows] == [20]
@@ -630,20 +632,20 @@ def test_a_first_window_is_sized_by_the_last_search_of_its_request(
 @pytest.mark.mysql
 def test_holders_are_read_with_their_roots_when_few(environment,
                                                     monkeypatch):
-    """db.holders_if_few gives each holder's root, of a class or of any of
-    some traits, on every backend (PostgreSQL reads them another way);
+    """View.holders_if_few gives each holder's root, of a class or of any
+    of some traits, on every backend (PostgreSQL reads them another way);
     None when more hold it than ``most`` or FEW_HOLDERS."""
     ids = worlds.load_into_db(environment.db, FEW_TRAITED)
-    monkeypatch.setattr(db_candidates, 'FEW_HOLDERS', 30)
+    monkeypatch.setattr(view, 'FEW_HOLDERS', 30)
     names = {provider_id: name for name, provider_id in ids.items()}
     with environment.db.replica_reader() as conn:
-        known = db_candidates.read_known(conn, ['VGPU', 'VCPU'],
-                                         ['CUSTOM_WIDE', 'CUSTOM_LONE'],
-                                         (), ())
+        request_view = cloud.request_view(conn, ['VGPU', 'VCPU'],
+                                  ['CUSTOM_WIDE', 'CUSTOM_LONE'])
+        known = request_view.known
         rc_ids = {name: rc_id for rc_id, name in known.class_names.items()}
 
         def holders(**kwargs):
-            found = db_candidates.holders_if_few(conn, **kwargs)
+            found = request_view.holders_if_few(**kwargs)
             return found if found is None else {
                 names[holder]: names[root] for holder, root in found.items()}
 
@@ -663,7 +665,7 @@ def test_a_widely_held_class_is_not_read_again(monkeypatch):
     env = _env_with()
     try:
         worlds.load_into_db(env.db, FEW_TRAITED)
-        monkeypatch.setattr(db_candidates, 'FEW_HOLDERS', 30)
+        monkeypatch.setattr(view, 'FEW_HOLDERS', 30)
         holders_read = []
         real_query = db_candidates._holders_query
 
@@ -682,8 +684,8 @@ def test_a_widely_held_class_is_not_read_again(monkeypatch):
         holders_read.clear()
         assert worlds.candidates(env, query) == first
         assert len(holders_read) == 1
-        later = time.monotonic() + db_candidates.RECHECK_WIDELY_HELD_AFTER
-        monkeypatch.setattr(db_candidates, 'time', types.SimpleNamespace(
+        later = time.monotonic() + view.RECHECK_WIDELY_HELD_AFTER
+        monkeypatch.setattr(view, 'time', types.SimpleNamespace(
             monotonic=lambda: later))
         holders_read.clear()
         assert worlds.candidates(env, query) == first
@@ -700,14 +702,13 @@ def test_holders_found_more_than_wanted_are_not_read_again(monkeypatch):
     env = _env_with()
     try:
         ids = worlds.load_into_db(env.db, FEW_TRAITED)
-        monkeypatch.setattr(db_candidates, 'FEW_HOLDERS', 30)
-        monkeypatch.setattr(db_candidates, 'CHEAP_HOLDERS', 1)
+        monkeypatch.setattr(view, 'FEW_HOLDERS', 30)
+        monkeypatch.setattr(view, 'CHEAP_HOLDERS', 1)
         read = []
-        real_holders = db_candidates.holders_if_few
+        real_holders = view.View.holders_if_few
 
-        def holders_if_few(conn, rc_id=None, trait_ids=(), most=None,
-                           whole=None):
-            found = real_holders(conn, rc_id, trait_ids, most, whole)
+        def holders_if_few(self, rc_id=None, trait_ids=(), most=None):
+            found = real_holders(self, rc_id, trait_ids, most)
             read.append((rc_id, tuple(trait_ids), found))
             return found
 
@@ -718,7 +719,7 @@ def test_holders_found_more_than_wanted_are_not_read_again(monkeypatch):
             queried.append(holder_ids)
             return real_query(holder_ids, postgresql)
 
-        monkeypatch.setattr(db_candidates, 'holders_if_few', holders_if_few)
+        monkeypatch.setattr(view.View, 'holders_if_few', holders_if_few)
         monkeypatch.setattr(db_candidates, '_holders_query', holders_query)
         query = ('resources=VCPU:1,VGPU:1&resources1=SRIOV_NET_VF:1'
                  '&required1=CUSTOM_WIDE&group_policy=none&limit=5')
@@ -753,13 +754,13 @@ def test_what_no_provider_could_give_reads_no_capacities(
     the engine answers at once, without reading what providers have."""
     worlds.load_into_db(environment.db, FLAT)
     read = []
-    real = snapshot.Snapshot.capacities
+    real = view.View.capacities
 
     def recording(*args, **kwargs):
         read.append(args)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(snapshot.Snapshot, 'capacities', recording)
+    monkeypatch.setattr(view.View, 'capacities', recording)
     body = worlds.candidates(environment, query)
     assert (body, read) == (
         {'allocation_requests': [], 'provider_summaries': {}}, [])
@@ -794,7 +795,7 @@ def test_windows_report_unknown_names_like_the_whole_cloud(monkeypatch):
     env = _env_with()
     try:
         worlds.load_into_db(env.db, TREES_APART)
-        monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
+        monkeypatch.setattr(windows_of, 'WINDOW_MIN', 1)
         query = ('resources_A=VCPU:1&resources_B=MEMORY_MB:64'
                  '&resources_C=CUSTOM_NOPE:1&group_policy=none')
         for suffix in ('', '&limit=1'):
@@ -820,7 +821,7 @@ def test_windows_read_the_cloud_only_to_tell_a_later_unknown_name(
     env = _env_with()
     try:
         worlds.load_into_db(env.db, TREES_APART)
-        monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
+        monkeypatch.setattr(windows_of, 'WINDOW_MIN', 1)
         worlds.search_windows_of_every_tree(monkeypatch)
         windows = worlds.record_windows(monkeypatch)
         body = worlds.candidates(
@@ -922,6 +923,6 @@ def test_caches_emptied_as_they_fill_change_no_answer(sqlite_env,
 
     monkeypatch.setattr(combine, 'KEPT_PER_PROVIDER', 1)
     monkeypatch.setattr(combine, '_room_in', counting)
-    monkeypatch.setattr(allocation_candidates, 'RENDERED_KEPT', 1)
+    monkeypatch.setattr(candidates_answer, 'RENDERED_KEPT', 1)
     assert worlds.candidates(sqlite_env, query) == whole
     assert any(emptied)

@@ -23,6 +23,7 @@ from placement_lite import engine
 from placement_lite import errors
 from placement_lite.db import tables
 from tests import candidate_worlds as worlds
+from tests import checked_share
 from tests import claims as claim_load
 from tests import harness
 from tests import test_ranked_candidates as ranked
@@ -70,35 +71,50 @@ def _by_name(allocations, names):
             for uuid, resources in allocations.items()}
 
 
+#: The least share of examples checked: the generators are the ranked
+#: candidates tests' (ranked.LEAST_CHECKED).
+LEAST_CHECKED = ranked.LEAST_CHECKED
+
+
 @pytest.mark.slow
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow,
-                                 HealthCheck.data_too_large])
-@given(world=ranked.random_worlds(), query=ranked.ranked_queries())
-def test_a_quiet_claim_takes_the_oracle_s_first(backend, world, query):
-    pairs, _limit = query
-    env = harness.Environment(backend)
-    try:
-        ids = worlds.load_into_db(env.db, world)
-        names = {worlds.uuid_of(name): name for name in ids}
+def test_a_quiet_claim_takes_the_oracle_s_first(backend):
+    share = checked_share.CheckedShare(LEAST_CHECKED)
+
+    @settings(max_examples=60, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow,
+                                     HealthCheck.data_too_large])
+    @given(world=ranked.random_worlds(), query=ranked.ranked_queries())
+    def check(world, query):
+        share.example()
+        pairs, _limit = query
+        env = harness.Environment(backend)
         try:
-            expected = claim_oracle(env, world, ids, pairs, 1)
-        except errors.BadRequest:
-            return
-        status, answer = claim(env, pairs, [str(uuid.uuid4())])
-        if not expected:
-            assert status == 409, answer
-            assert answer['errors'][0]['code'] == errors.CLAIM_NOTHING_FITS
-            return
-        assert status == 200, answer
-        (claimed,) = answer['claims'].values()
-        _key, allocations, mappings = expected[0]
-        assert _by_name(claimed['allocations'], names) == allocations
-        assert {suffix: sorted(names[uuid] for uuid in uuids)
-                for suffix, uuids in claimed['mappings'].items()} == mappings
-        assert answer['refused'] == 0
-    finally:
-        env.close()
+            ids = worlds.load_into_db(env.db, world)
+            names = {worlds.uuid_of(name): name for name in ids}
+            try:
+                expected = claim_oracle(env, world, ids, pairs, 1)
+            except errors.BadRequest:
+                share.give_up()
+                return
+            status, answer = claim(env, pairs, [str(uuid.uuid4())])
+            if not expected:
+                assert status == 409, answer
+                assert answer['errors'][0]['code'] == (
+                    errors.CLAIM_NOTHING_FITS)
+                return
+            assert status == 200, answer
+            (claimed,) = answer['claims'].values()
+            _key, allocations, mappings = expected[0]
+            assert _by_name(claimed['allocations'], names) == allocations
+            assert {suffix: sorted(names[uuid] for uuid in uuids)
+                    for suffix, uuids in claimed['mappings'].items()
+                    } == mappings
+            assert answer['refused'] == 0
+        finally:
+            env.close()
+
+    check()
+    share.assert_enough()
 
 
 def _capacities(world):
@@ -119,71 +135,83 @@ def _used(world, acknowledged, names):
 
 
 @pytest.mark.slow
-@settings(max_examples=25, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow,
-                                 HealthCheck.data_too_large])
-@given(world=ranked.random_worlds(), query=ranked.ranked_queries(),
-       clients=st.integers(2, 4), batch=st.integers(1, 2))
-def test_concurrent_claims_never_overcommit(backend, world, query, clients,
-                                            batch):
+def test_concurrent_claims_never_overcommit(backend):
     """Clients claim together until nothing fits: the database holds
     exactly the claims answered 200, within every capacity, and a claim
     answered "nothing fits" is one for which the oracle, after all the
     claims (which only add usage), finds no candidate."""
-    pairs, _limit = query
-    pairs = [pair for pair in pairs if pair[0] != 'limit']
-    env = harness.Environment(backend)
-    try:
-        ids = worlds.load_into_db(env.db, world)
-        names = {worlds.uuid_of(name): name for name in ids}
+    share = checked_share.CheckedShare(LEAST_CHECKED)
+
+    @settings(max_examples=25, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow,
+                                     HealthCheck.data_too_large])
+    @given(world=ranked.random_worlds(), query=ranked.ranked_queries(),
+           clients=st.integers(2, 4), batch=st.integers(1, 2))
+    def check(world, query, clients, batch):
+        share.example()
+        pairs, _limit = query
+        pairs = [pair for pair in pairs if pair[0] != 'limit']
+        env = harness.Environment(backend)
         try:
-            engine.parse_query(pairs, ranked.RANKED)
-            claim_oracle(env, world, ids, pairs, 1)
-        except errors.BadRequest:
-            return
-        before = claim_load.allocations_in_database(env.db)
-        acknowledged = {}
-        statuses = collections.Counter()
-        nothing_fits = []
-        lock = threading.Lock()
+            ids = worlds.load_into_db(env.db, world)
+            names = {worlds.uuid_of(name): name for name in ids}
+            try:
+                engine.parse_query(pairs, ranked.RANKED)
+                claim_oracle(env, world, ids, pairs, 1)
+            except errors.BadRequest:
+                share.give_up()
+                return
+            _claim_together(env, world, ids, names, pairs, clients, batch)
+        finally:
+            env.close()
 
-        def client():
-            for _round in range(6):
-                consumers = [str(uuid.uuid4()) for _ in range(batch)]
-                status, answer = claim(env, pairs, consumers)
-                with lock:
-                    statuses[status] += 1
-                    if status == 200:
-                        acknowledged.update(
-                            (consumer, given['allocations'])
-                            for consumer, given in answer['claims'].items())
-                    else:
-                        assert status == 409, answer
-                        code = answer['errors'][0]['code']
-                        assert code == errors.CLAIM_NOTHING_FITS, answer
-                        nothing_fits.append(consumers)
-                if status != 200:
-                    return
+    check()
+    share.assert_enough()
 
-        threads = [threading.Thread(target=client) for _ in range(clients)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=120)
-        assert not any(thread.is_alive() for thread in threads)
-        held = claim_load.allocations_in_database(env.db)
-        assert {consumer: allocations for consumer, allocations
-                in held.items() if consumer not in before} == {
-            consumer: {provider: given['resources'] for provider, given
-                       in allocations.items()}
-            for consumer, allocations in acknowledged.items()}
-        capacities = _capacities(world)
-        for key, used in _used(world, acknowledged, names).items():
-            assert used <= capacities[key], key
-        if nothing_fits and batch == 1:
-            assert claim_oracle(env, world, ids, pairs, 1) == []
-    finally:
-        env.close()
+
+def _claim_together(env, world, ids, names, pairs, clients, batch):
+    """test_concurrent_claims_never_overcommit's check of one example."""
+    before = claim_load.allocations_in_database(env.db)
+    acknowledged = {}
+    statuses = collections.Counter()
+    nothing_fits = []
+    lock = threading.Lock()
+
+    def client():
+        for _round in range(6):
+            consumers = [str(uuid.uuid4()) for _ in range(batch)]
+            status, answer = claim(env, pairs, consumers)
+            with lock:
+                statuses[status] += 1
+                if status == 200:
+                    acknowledged.update(
+                        (consumer, given['allocations'])
+                        for consumer, given in answer['claims'].items())
+                else:
+                    assert status == 409, answer
+                    code = answer['errors'][0]['code']
+                    assert code == errors.CLAIM_NOTHING_FITS, answer
+                    nothing_fits.append(consumers)
+            if status != 200:
+                return
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads)
+    held = claim_load.allocations_in_database(env.db)
+    assert {consumer: allocations for consumer, allocations
+            in held.items() if consumer not in before} == {
+        consumer: {provider: given['resources'] for provider, given
+                   in allocations.items()}
+        for consumer, allocations in acknowledged.items()}
+    capacities = _capacities(world)
+    for key, used in _used(world, acknowledged, names).items():
+        assert used <= capacities[key], key
+    if nothing_fits and batch == 1:
+        assert claim_oracle(env, world, ids, pairs, 1) == []
 
 
 def _hosts(count):
@@ -259,9 +287,10 @@ def test_dispersed_claims_start_at_different_trees(dispersion, hosts_taken):
         'placement.allocation_candidates_dispersion_seed': 7})
     try:
         worlds.load_into_db(env.db, [
-            {'name': 'h%03d' % h, 'inventories': {'VCPU': 64},
-             'used': {'VCPU': h}} for h in range(8)])
+            {'name': 'h%03d' % h, 'inventories': {'VCPU': 128},
+             'used': {'VCPU': 10 * h}} for h in range(8)])
         taken = set()
+        # A claim of one VCPU reorders no host (10 VCPU apart).
         for _claim in range(4):
             status, answer = claim(env, [('resources', 'VCPU:1'),
                                          ('rank_by', 'pack:VCPU')],
@@ -344,55 +373,69 @@ def _consumer_uuids(db):
 
 
 @pytest.mark.slow
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow,
-                                 HealthCheck.data_too_large])
-@given(world=worlds_in_racks(), query=ranked.ranked_queries(),
-       count=st.integers(1, 4))
-def test_a_same_aggregate_batch_lands_where_the_model_packs_it(
-        backend, world, query, count):
+def test_a_same_aggregate_batch_lands_where_the_model_packs_it(backend):
     """A quiet batch with trees=same_aggregate takes exactly what the
     model's walk gives each consumer, in the first aggregate in rank order
     that holds them all, every tree of every claimed candidate a member of
     it; when the model finds no aggregate, 409 nothing fits and nothing is
     written (no allocation, no consumer)."""
-    pairs, limit = query
-    env = harness.Environment(backend)
-    try:
-        ids = worlds.load_into_db(env.db, world)
-        names = {worlds.uuid_of(name): name for name in ids}
+    share = checked_share.CheckedShare(LEAST_CHECKED)
+
+    @settings(max_examples=60, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow,
+                                     HealthCheck.data_too_large])
+    @given(world=worlds_in_racks(), query=ranked.ranked_queries(),
+           count=st.integers(1, 4))
+    def check(world, query, count):
+        share.example()
+        pairs, limit = query
+        env = harness.Environment(backend)
         try:
-            ranked_list = claim_oracle(env, world, ids, pairs, limit)
-        except errors.BadRequest:
-            return
-        if limit:
-            pairs = pairs + [('limit', str(limit))]
-        held_before = claim_load.allocations_in_database(env.db)
-        consumers_before = _consumer_uuids(env.db)
-        batch = [str(uuid.uuid4()) for _ in range(count)]
-        status, answer = claim(env, pairs, batch, trees='same_aggregate')
-        expected = _packed(world, ranked_list, count)
-        if expected is None:
-            assert status == 409, answer
-            assert answer['errors'][0]['code'] == errors.CLAIM_NOTHING_FITS
-            assert claim_load.allocations_in_database(env.db) == held_before
-            assert _consumer_uuids(env.db) == consumers_before
-            return
-        aggregate, taken, refused = expected
-        assert status == 200, answer
-        assert list(answer['claims']) == batch
-        assert [_by_name(answer['claims'][consumer]['allocations'], names)
-                for consumer in batch] == taken
-        assert answer['refused'] == refused
-        root_of = ranked._trees(world)
-        membership = {p['name']: set(p.get('aggregates', ())) for p in world}
-        for claimed in answer['claims'].values():
-            used = set(_by_name(claimed['allocations'], names)).union(*(
-                {names[uuid] for uuid in uuids}
-                for uuids in claimed['mappings'].values()))
-            assert all(aggregate in membership[root_of[p]] for p in used)
-    finally:
-        env.close()
+            ids = worlds.load_into_db(env.db, world)
+            try:
+                ranked_list = claim_oracle(env, world, ids, pairs, limit)
+            except errors.BadRequest:
+                share.give_up()
+                return
+            if limit:
+                pairs = pairs + [('limit', str(limit))]
+            _batch_lands_as_packed(env, world, ids, pairs, ranked_list,
+                                   count)
+        finally:
+            env.close()
+
+    check()
+    share.assert_enough()
+
+
+def _batch_lands_as_packed(env, world, ids, pairs, ranked_list, count):
+    """test_a_same_aggregate_batch_lands_where_the_model_packs_it's check
+    of one example."""
+    names = {worlds.uuid_of(name): name for name in ids}
+    held_before = claim_load.allocations_in_database(env.db)
+    consumers_before = _consumer_uuids(env.db)
+    batch = [str(uuid.uuid4()) for _ in range(count)]
+    status, answer = claim(env, pairs, batch, trees='same_aggregate')
+    expected = _packed(world, ranked_list, count)
+    if expected is None:
+        assert status == 409, answer
+        assert answer['errors'][0]['code'] == errors.CLAIM_NOTHING_FITS
+        assert claim_load.allocations_in_database(env.db) == held_before
+        assert _consumer_uuids(env.db) == consumers_before
+        return
+    aggregate, taken, refused = expected
+    assert status == 200, answer
+    assert list(answer['claims']) == batch
+    assert [_by_name(answer['claims'][consumer]['allocations'], names)
+            for consumer in batch] == taken
+    assert answer['refused'] == refused
+    root_of = ranked._trees(world)
+    membership = {p['name']: set(p.get('aggregates', ())) for p in world}
+    for claimed in answer['claims'].values():
+        used = set(_by_name(claimed['allocations'], names)).union(*(
+            {names[uuid] for uuid in uuids}
+            for uuids in claimed['mappings'].values()))
+        assert all(aggregate in membership[root_of[p]] for p in used)
 
 
 @pytest.mark.parametrize('share_aggregates, hosts_taken', [

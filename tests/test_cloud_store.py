@@ -1,18 +1,36 @@
 """What a process keeps of the cloud (db.cloud), on its own: the packed
 store patched as reads find writes, the holdings a search filters, the
 summaries kept rendered and the trees in rank order, each against a plain
-Python model of what it must hold. (That the answers built on it equal a
-fresh process's: tests/test_candidates_snapshot.py.)"""
+Python model of what it must hold. The model is written to a database
+row for row, as another service would write it, and the store is
+brought up to it by db/cloud/reads.py's own reads. (That the answers
+built on it equal a fresh process's: tests/test_cloud_view.py.)"""
 
+import datetime
+import itertools
 import random
 
 import numpy as np
 import pytest
+import sqlalchemy as sa
 
+from placement_lite.db import cloud
+from placement_lite.db import tables
 from placement_lite.db.cloud import holdings
 from placement_lite.db.cloud import orders
+from placement_lite.db.cloud import reads
 from placement_lite.db.cloud import store as kept
 from placement_lite.db.cloud import summaries
+from tests import harness
+
+rp = tables.resource_providers
+#: The traits the model's providers have: three custom, and the one of
+#: sharing providers.
+TRAITS = ('CUSTOM_A', 'CUSTOM_B', 'CUSTOM_C', 'MISC_SHARES_VIA_AGGREGATE')
+#: A provider's creation time is this plus its identity in seconds.
+CREATED = datetime.datetime(2026, 1, 1)
+#: A capacity beyond store.CAPACITY_BOUND: (2**31 - 1) * 2**39.
+HUGE = (2 ** 31 - 1, 0, 2.0 ** 39)
 
 
 def _uuid(id_):
@@ -21,51 +39,201 @@ def _uuid(id_):
 
 class Model:
     """{provider id: (parent, root, generation, identity, uuid,
-    inventories, traits)} and {(provider id, rc id): used}: what the store
-    must hold."""
+    inventories, traits)} and {(provider id, rc id): used}: what the
+    database holds, and so the store must. An inventory is (rc id, total,
+    reserved, allocation ratio, min_unit, max_unit, step_size), the traits
+    a frozenset of names, the identity a number of seconds after CREATED
+    (kept.NO_IDENTITY: no creation time)."""
 
     def __init__(self):
         self.providers = {}
         self.used = {}
 
-    def state(self, ids):
-        ids = sorted(ids)
-        return (np.array(ids, np.int64),) + tuple(
-            np.array([self.providers[i][column] for i in ids], np.int64)
-            for column in range(4))
-
-    def stock(self, ids):
-        return ({i: self.providers[i][4] for i in ids},
-                {i: self.providers[i][5] for i in ids},
-                {i: self.providers[i][6] for i in ids})
-
-    def usage(self, ids):
-        pairs = sorted((p, rc) for p, rc in self.used if p in ids)
-        return (np.array([p for p, _rc in pairs], np.int64),
-                np.array([rc for _p, rc in pairs], np.int64),
-                np.array([self.used[pair] for pair in pairs], np.int64))
+    def copy(self):
+        copied = Model()
+        copied.providers = dict(self.providers)
+        copied.used = dict(self.used)
+        return copied
 
 
-def _read(store, model, ids, whole=False):
-    """What reads.patch does with what a read of ``ids`` found."""
-    store.compact_if_worth_it()
-    state = model.state(ids)
-    rows, current = store.placed(*state)
-    if not current.all():
-        stale = tuple(column[~current] for column in state)
-        uuids, inventories, traits = model.stock(
-            [i for i in stale[0].tolist() if i in model.providers])
-        rows[~current] = store.restock(*stale, uuids, inventories, traits)
-    if whole:
-        store.remove(np.setdiff1d(store.rows.id[store.live_rows()],
-                                  state[0]))
-    used_ids, used_rcs, amounts = model.usage(set(ids))
-    store.set_usage(rows, store.rows_of(used_ids), used_rcs, amounts)
-    return rows
+class Written:
+    """A database holding a Model, written row for row in one transaction
+    per change as another service would write it (generations bumped
+    where the model bumps them, nothing else)."""
+
+    def __init__(self, db):
+        self.db = db
+        self.model = Model()
+        with db.writer() as conn:
+            conn.execute(tables.traits.insert(), [
+                {'name': name} for name in TRAITS if name.startswith(
+                    'CUSTOM_')])
+            self.trait_ids = dict(conn.execute(sa.select(
+                tables.traits.c.name, tables.traits.c.id).where(
+                tables.traits.c.name.in_(TRAITS))).all())
+            self.ids_reused = reads.ids_reused(conn)
+        self.highest = 0
+
+    def next_id(self, model):
+        """The id the database gives the next provider created: where ids
+        are given again (reads.ids_reused: SQLite), one more than the
+        highest there is now, a deleted provider's perhaps; on
+        PostgreSQL, from a sequence, never one given before."""
+        return 1 + (max(model.providers) if self.ids_reused
+                    else max([self.highest, *model.providers]))
+
+    def write(self, model):
+        """Bring the database from the last model written to ``model``."""
+        old = self.model
+        with self.db.writer() as conn:
+            gone = [id_ for id_, place in old.providers.items()
+                    if model.providers.get(id_, place)[3:5] != place[3:5]
+                    or id_ not in model.providers]
+            added = sorted(id_ for id_ in model.providers
+                           if id_ not in old.providers or id_ in gone)
+            freed = [pair for pair, amount in old.used.items()
+                     if model.used.get(pair) != amount or pair[0] in gone]
+            for provider, rc in freed:
+                conn.execute(tables.allocations.delete().where(
+                    tables.allocations.c.resource_provider_id == provider,
+                    tables.allocations.c.resource_class_id == rc))
+            for id_ in gone:
+                self._delete(conn, id_)
+            for id_ in added:
+                self._create(conn, id_, model.providers[id_])
+            for id_ in added:
+                self._place(conn, id_, model.providers[id_])
+            for id_, values in model.providers.items():
+                was = old.providers.get(id_)
+                if id_ in added or was == values:
+                    continue
+                if was[:3] != values[:3]:
+                    self._place(conn, id_, values)
+                if was[5] != values[5]:
+                    self._stock(conn, id_, values[5], delete=True)
+                if was[6] != values[6]:
+                    self._traits(conn, id_, values[6], delete=True)
+            taken = [{'resource_provider_id': provider,
+                      'resource_class_id': rc, 'used': amount,
+                      'consumer_id': '%08d-%04d-4000-8000-000000000000' % (
+                          provider, rc)}
+                     for (provider, rc), amount in model.used.items()
+                     if old.used.get((provider, rc)) != amount
+                     or provider in gone]
+            if taken:
+                conn.execute(tables.allocations.insert(), taken)
+        self.model = model.copy()
+        self.highest = max([self.highest, *model.providers])
+
+    def _create(self, conn, id_, values):
+        _parent, _root, generation, identity, uuid, inventories, traits = (
+            values)
+        conn.execute(rp.insert().values(
+            id=id_, uuid=uuid, name=uuid, generation=generation,
+            created_at=None if identity == kept.NO_IDENTITY
+            else CREATED + datetime.timedelta(seconds=identity)))
+        self._stock(conn, id_, inventories)
+        self._traits(conn, id_, traits)
+
+    @staticmethod
+    def _place(conn, id_, values):
+        parent, root, generation = values[:3]
+        conn.execute(rp.update().where(rp.c.id == id_).values(
+            parent_provider_id=None if parent == kept.DEAD else parent,
+            root_provider_id=root, generation=generation))
+
+    @staticmethod
+    def _delete(conn, id_):
+        for table in (tables.inventories, tables.resource_provider_traits):
+            conn.execute(table.delete().where(
+                table.c.resource_provider_id == id_))
+        # A root refers to itself: MariaDB checks that on delete.
+        conn.execute(rp.update().where(rp.c.id == id_).values(
+            root_provider_id=None))
+        conn.execute(rp.delete().where(rp.c.id == id_))
+
+    @staticmethod
+    def _rows(conn, table, id_, rows, delete=False):
+        """``rows`` of the provider ``id_`` (dicts, without its id) put in
+        ``table``; with ``delete`` in place of those it had."""
+        if delete:
+            conn.execute(table.delete().where(
+                table.c.resource_provider_id == id_))
+        if rows:
+            conn.execute(table.insert(), [
+                dict(row, resource_provider_id=id_) for row in rows])
+
+    def _stock(self, conn, id_, inventories, delete=False):
+        self._rows(conn, tables.inventories, id_, [
+            {'resource_class_id': rc, 'total': total, 'reserved': reserved,
+             'allocation_ratio': ratio, 'min_unit': min_unit,
+             'max_unit': max_unit, 'step_size': step}
+            for rc, total, reserved, ratio, min_unit, max_unit, step
+            in inventories], delete)
+
+    def _traits(self, conn, id_, names, delete=False):
+        self._rows(conn, tables.resource_provider_traits, id_, [
+            {'trait_id': self.trait_ids[name]} for name in names], delete)
+
+    def expected(self):
+        """What the store must keep of the model: (the providers as
+        _kept gives them, the usage)."""
+        found = {}
+        for id_, (parent, root, generation, _identity, uuid, inventories,
+                  traits) in self.model.providers.items():
+            found[id_] = (parent, root, generation, uuid, [
+                (rc, tables.capacity_of(total, reserved, ratio), min_unit,
+                 max_unit, step)
+                for rc, total, reserved, ratio, min_unit, max_unit, step
+                in inventories], tuple(sorted(traits,
+                                              key=self.trait_ids.get)))
+        return found, dict(self.model.used)
+
+
+def _scope_of_trees(rng):
+    """How _restock reads stale stocks: the trees of their roots, or at
+    random the whole cloud (as a View does once the trees are
+    many)."""
+    def scope_of_trees(roots):
+        if rng.random() < 0.5:
+            return reads.WHOLE_CLOUD, {}
+        return reads.Scope(by_roots=True), {'roots': sorted(roots)}
+    return scope_of_trees
+
+
+def _read_whole(written, kept_cloud, rng=None):
+    """The store of ``kept_cloud`` brought up to the whole cloud by
+    reads.read_whole."""
+    with written.db.reader() as conn:
+        return reads.read_whole(conn, kept_cloud,
+                                _scope_of_trees(rng or random.Random(0)))
+
+
+def _read_part(written, kept_cloud, roots, also, rng):
+    """reads.read_scope of the trees ``roots`` and the providers
+    ``also``: the rows it covered."""
+    with written.db.reader() as conn:
+        return reads.read_scope(
+            conn, kept_cloud, reads.Scope(by_roots=True, with_also=True),
+            {'roots': sorted(roots), 'also_ids': sorted(also)},
+            _scope_of_trees(rng))
+
+
+@pytest.fixture
+def database(backend):
+    db = harness.fresh_database(backend)
+    yield db
+    db.dispose()
+
+
+def _cloud():
+    """An empty cloud.Cloud, and its store."""
+    made = cloud.Cloud()
+    return made, made.store
 
 
 def _kept(store):
-    """The store's live rows, as the model holds them."""
+    """The store's live rows, as Written.expected gives them."""
     found = {}
     used = {}
     for row in store.live_rows().tolist():
@@ -73,8 +241,7 @@ def _kept(store):
         parent = int(store.rows.parent[row])
         inventories = store.inventories(row)
         found[id_] = (parent, int(store.rows.root[row]),
-                      int(store.rows.generation[row]),
-                      int(store.rows.identity[row]), store.uuid(row),
+                      int(store.rows.generation[row]), store.uuid(row),
                       [(rc, capacity, min_unit, max_unit, step) for
                        rc, capacity, _used, min_unit, max_unit, step
                        in inventories], store.trait_names(row))
@@ -102,31 +269,37 @@ def _random_world(rng, model, count):
 
 
 def _inventories(rng):
-    return [(rc, rng.choice([4, 8, 16, 2 ** 70]), 1, rng.choice([4, 8]), 1)
+    """Inventories of up to three classes: (total, reserved, ratio) of
+    capacities 4, 8, 9 and one beyond store.CAPACITY_BOUND."""
+    return [(rc, *rng.choice([(4, 0, 1.0), (8, 0, 1.0), (8, 2, 1.5), HUGE]),
+             1, rng.choice([4, 8]), 1)
             for rc in sorted(rng.sample(range(5), rng.randint(0, 3)))]
 
 
 def _traits(rng):
-    return tuple(sorted(rng.sample(['A', 'B', 'C',
-                                    'MISC_SHARES_VIA_AGGREGATE'],
-                                   rng.randint(0, 2))))
+    return frozenset(rng.sample(TRAITS, rng.randint(0, 2)))
 
 
+@pytest.mark.mysql
 @pytest.mark.parametrize('seed', range(20))
-def test_patches_keep_what_the_database_holds(seed, monkeypatch):
+def test_patches_keep_what_the_database_holds(database, seed, monkeypatch):
     """Random writes of every kind (usage, inventories, traits, parents,
-    providers created and deleted, an id given again to a new provider),
-    each read back whole or in part: after each, the rows read hold what
-    the database does, and after a whole read the store holds the cloud.
-    Compactions happen on the way."""
+    providers created and deleted, an id given again to a new provider
+    where the database gives ids again), each read back by db/cloud/reads
+    whole or in part: after each, the rows read hold what the database
+    does, and after a whole read the store holds the cloud. Compactions
+    happen on the way."""
     monkeypatch.setattr(kept, 'MOST_DEAD', 0.05)
     rng = random.Random(seed)
+    written = Written(database)
     model = Model()
-    store = kept.Store()
-    store.sharing_trait = 'MISC_SHARES_VIA_AGGREGATE'
+    kept_cloud, store = _cloud()
     _random_world(rng, model, 30)
-    _read(store, model, model.providers, whole=True)
-    assert _kept(store) == (model.providers, {})
+    # Each provider created has a creation time of its own.
+    identities = itertools.count(1)
+    written.write(model)
+    _read_whole(written, kept_cloud, rng)
+    assert _kept(store) == written.expected()
     for _step in range(40):
         ids = list(model.providers)
         changed = rng.choice(ids)
@@ -157,9 +330,10 @@ def test_patches_keep_what_the_database_holds(seed, monkeypatch):
             model.providers[changed] = (new_root, new_root, generation,
                                         identity, uuid, inventories, traits)
         elif kind == 'create':
-            new = max(ids) + 1
-            model.providers[new] = (kept.DEAD, new, 0, 0, _uuid(new),
-                                    _inventories(rng), ())
+            new = written.next_id(model)
+            model.providers[new] = (kept.DEAD, new, 0, next(identities),
+                                    _uuid(new), _inventories(rng),
+                                    frozenset())
         elif kind in ('delete', 'replace') and not any(
                 model.providers[p][0] == changed for p in ids):
             del model.providers[changed]
@@ -167,43 +341,61 @@ def test_patches_keep_what_the_database_holds(seed, monkeypatch):
                           if pair[0] != changed}
             if kind == 'replace':
                 # SQLite gives the id to the next provider created, at
-                # the same generation: its identity tells them apart.
-                model.providers[changed] = (kept.DEAD, changed, generation,
-                                            identity + 1,
-                                            _uuid(changed + 1000),
-                                            _inventories(rng), ())
-        before, clock = _by_provider(store), store.clock
+                # the same generation: its identity (creation time)
+                # tells them apart. PostgreSQL gives a new id.
+                new = changed if written.ids_reused else written.next_id(
+                    model)
+                model.providers[new] = (kept.DEAD, new, generation,
+                                        next(identities), _uuid(new + 1000),
+                                        _inventories(rng), frozenset())
+        written.write(model)
+        before, changes = _by_provider(store), store.versions.changes
         if rng.random() < 0.5:
-            _read(store, model, model.providers, whole=True)
-            assert _kept(store) == (model.providers, model.used)
+            _read_whole(written, kept_cloud, rng)
+            assert _kept(store) == written.expected()
         else:
-            part = set(rng.sample(list(model.providers),
-                                  len(model.providers) // 3))
-            rows = _read(store, model, part)
+            roots = {values[1] for values in model.providers.values()}
+            roots = set(rng.sample(sorted(roots), len(roots) // 4))
+            also = set(rng.sample(sorted(model.providers),
+                                  len(model.providers) // 6))
+            part = {p for p, values in model.providers.items()
+                    if values[1] in roots or p in also}
+            rows = _read_part(written, kept_cloud, roots, also, rng)
             found, used = _kept(store)
+            expected, expected_used = written.expected()
             assert sorted(store.rows.id[rows].tolist()) == sorted(part)
             assert {p: found[p] for p in part} == {
-                p: model.providers[p] for p in part}
+                p: expected[p] for p in part}
             assert {pair: amount for pair, amount in used.items()
                     if pair[0] in part} == {
-                pair: amount for pair, amount in model.used.items()
+                pair: amount for pair, amount in expected_used.items()
                 if pair[0] in part}
         # Exactly the providers whose values the read changed are marked
-        # changed since (engine.reuse trusts the others).
+        # changed since (db.cloud.firsts trusts the others).
         after = _by_provider(store)
         changed = {p for p in set(before) | set(after)
                    if before.get(p) != after.get(p)}
         assert {p for p in set(before) | set(after)
-                if store.changed_at[p] > clock} == changed
+                if store.changed_at[p] > changes} == changed
 
 
-def test_a_provider_without_a_creation_time_is_read_every_time():
+@pytest.mark.mysql
+@pytest.mark.only_backends('sqlite', 'mysql')
+def test_a_provider_without_a_creation_time_is_read_every_time(database):
+    """Where ids are given again, a provider without a creation time has
+    no identity: its kept stock is never taken for current."""
+    written = Written(database)
     model = Model()
     model.providers[1] = (kept.DEAD, 1, 0, kept.NO_IDENTITY, _uuid(1),
-                          [(0, 4, 1, 4, 1)], ())
-    store = kept.Store()
-    _read(store, model, [1], whole=True)
-    _rows, current = store.placed(*model.state([1]))
+                          [(0, 4, 0, 1.0, 1, 4, 1)], frozenset())
+    written.write(model)
+    kept_cloud, store = _cloud()
+    _read_whole(written, kept_cloud)
+    with database.reader() as conn:
+        state = reads.State.of(conn.execute(sa.select(
+            rp.c.id, rp.c.parent_provider_id, rp.c.root_provider_id,
+            rp.c.generation, sa.cast(rp.c.created_at, sa.Text))).all())
+    _rows, current = store.placed(*state)
     assert current.tolist() == [False]
 
 
@@ -243,14 +435,24 @@ def test_holdings_filter_as_the_search_did_over_dicts(seed):
                              in sorted({**other, **model}.items())]
 
 
-def _store_of_summaries(count):
-    store = kept.Store()
+def _written_and_read(written, kept_cloud, model):
+    """``model`` written, and the store brought up to the whole cloud."""
+    written.write(model)
+    _read_whole(written, kept_cloud)
+
+
+def _cloud_of_summaries(database, count):
+    """(A cloud.Cloud, its database, the model written): ``count`` roots
+    of 8 VCPU and the trait CUSTOM_A."""
+    kept_cloud, _store = _cloud()
+    written = Written(database)
     model = Model()
     for id_ in range(1, count + 1):
         model.providers[id_] = (kept.DEAD, id_, 0, 0, _uuid(id_),
-                                [(0, 8, 1, 8, 1)], ('A',))
-    _read(store, model, model.providers, whole=True)
-    return store, model
+                                [(0, 8, 0, 1.0, 1, 8, 1)],
+                                frozenset({'CUSTOM_A'}))
+    _written_and_read(written, kept_cloud, model)
+    return kept_cloud, written, model
 
 
 def _render(summary, shape):
@@ -266,11 +468,14 @@ def _joined(shown, shape, render, piece=7):
     return b''.join(pieces)
 
 
-def test_summaries_kept_rendered_follow_their_providers(monkeypatch):
+@pytest.mark.only_backends('sqlite')
+def test_summaries_kept_rendered_follow_their_providers(database,
+                                                        monkeypatch):
     monkeypatch.setattr(kept, 'MOST_DEAD', 0.01)
-    store, model = _store_of_summaries(10)
+    kept_cloud, written, model = _cloud_of_summaries(database, 10)
+    store = kept_cloud.store
     names = {0: 'VCPU'}
-    every = summaries.Shown(store, store.rows.id[store.live_rows()], names)
+    every = summaries.Shown(kept_cloud, store.rows.id[store.live_rows()], names)
     every.render_ahead('newest', _render)
     rendered = []
 
@@ -281,73 +486,79 @@ def test_summaries_kept_rendered_follow_their_providers(monkeypatch):
     def expected(ids, used=()):
         return b', '.join(_render(summaries.ProviderSummary(
             _uuid(i), None, _uuid(i),
-            (('VCPU', 8, 5 if i in used else 0),), ('A',)), 'newest')
+            (('VCPU', 8, 5 if i in used else 0),), ('CUSTOM_A',)), 'newest')
             for i in ids)
 
-    some = summaries.Shown(store, np.array([2, 3, 4, 7]), names)
+    some = summaries.Shown(kept_cloud, np.array([2, 3, 4, 7]), names)
     assert _joined(some, 'newest', counting) == expected([2, 3, 4, 7])
     assert rendered == []
     model.used[3, 0] = 5
-    _read(store, model, model.providers, whole=True)
+    _written_and_read(written, kept_cloud, model)
     assert _joined(some, 'newest', counting) == expected([2, 3, 4, 7], {3})
     assert rendered == [_uuid(3)]
     assert _joined(some, 'newest', counting) == expected([2, 3, 4, 7], {3})
     assert rendered == [_uuid(3)]
-    # Another shape is rendered each time; names changed render again.
+    # Another form is rendered each time; names changed render again.
     assert _joined(some, 'older', counting).count(b'older') == 4
     assert len(rendered) == 5
-    renamed = summaries.Shown(store, np.array([2]), {0: 'CPU'})
+    renamed = summaries.Shown(kept_cloud, np.array([2]), {0: 'CPU'})
     assert _joined(renamed, 'newest', counting) == _render(
         summaries.ProviderSummary(_uuid(2), None, _uuid(2), (('CPU', 8, 0),),
-                                  ('A',)), 'newest')
+                                  ('CUSTOM_A',)), 'newest')
     # Rows dropped and renumbered by a compaction keep their members.
     for gone in (1, 5, 6, 8):
         del model.providers[gone]
-    _read(store, model, model.providers, whole=True)
+    _written_and_read(written, kept_cloud, model)
     rendered.clear()
     kept_ids = [2, 3, 4, 7, 9, 10]
-    assert _joined(summaries.Shown(store, np.array(kept_ids), {0: 'CPU'}),
+    assert _joined(summaries.Shown(kept_cloud, np.array(kept_ids), {0: 'CPU'}),
                    'newest', counting) == b', '.join(
         _render(summaries.ProviderSummary(
             _uuid(i), None, _uuid(i), (('CPU', 8, 5 if i == 3 else 0),),
-            ('A',)), 'newest') for i in kept_ids)
+            ('CUSTOM_A',)), 'newest') for i in kept_ids)
 
 
-def test_the_arena_is_made_again_once_much_was_rendered_since(monkeypatch):
+@pytest.mark.only_backends('sqlite')
+def test_the_arena_is_made_again_once_much_was_rendered_since(database,
+                                                              monkeypatch):
     monkeypatch.setattr(summaries, 'REMAKE_AFTER', 10)
-    store, model = _store_of_summaries(5)
+    kept_cloud, written, model = _cloud_of_summaries(database, 5)
+    store = kept_cloud.store
     names = {0: 'VCPU'}
-    summaries.Shown(store, store.rows.id[store.live_rows()], names).render_ahead(
+    summaries.Shown(kept_cloud, store.rows.id[store.live_rows()], names).render_ahead(
         'newest', _render)
     for id_ in model.providers:
         model.used[id_, 0] = 1
-    _read(store, model, model.providers, whole=True)
-    shown = summaries.Shown(store, store.rows.id[store.live_rows()], names)
+    _written_and_read(written, kept_cloud, model)
+    shown = summaries.Shown(kept_cloud, store.rows.id[store.live_rows()], names)
     first = _joined(shown, 'newest', _render)
     assert first.count(b"('VCPU', 8, 1)") == 5
     # Past REMAKE_AFTER bytes rendered since, they went into the arena.
-    assert store.arena.since == {}
-    assert store.arena.text == first + b', '
+    assert kept_cloud.arena.since == {}
+    assert kept_cloud.arena.text == first + b', '
     assert _joined(shown, 'newest', _render) == first
 
 
+@pytest.mark.only_backends('sqlite')
 @pytest.mark.parametrize('seed', range(10))
-def test_trees_in_rank_order_as_sorted_keys_give_them(seed):
+def test_trees_in_rank_order_as_sorted_keys_give_them(database, seed):
     rng = random.Random(seed)
+    written = Written(database)
     model = Model()
     _random_world(rng, model, 60)
     for id_, place in model.providers.items():
         for rc, *_rest in place[5]:
             if rng.random() < 0.5:
                 model.used[id_, rc] = rng.randint(0, 6)
-    store = kept.Store()
-    _read(store, model, model.providers, whole=True)
+    kept_cloud, store = _cloud()
+    _written_and_read(written, kept_cloud, model)
     sorted_by = ((1, -1), (2, 1))
     order = orders.TreeOrder(store, sorted_by)
     held = {}
     for id_, (_parent, root, *_g, inventories, _traits) in (
             model.providers.items()):
-        for rc, capacity, *_units in inventories:
+        for rc, total, reserved, ratio, *_units in inventories:
+            capacity = tables.capacity_of(total, reserved, ratio)
             free = min(capacity, kept.CAPACITY_BOUND) - model.used.get(
                 (id_, rc), 0)
             amount, most = held.setdefault(root, {}).get(rc, (0, 0))

@@ -12,8 +12,8 @@ import pytest
 
 from placement_lite.db import cloud
 from placement_lite.db import tables
+from placement_lite.db.cloud import firsts
 from placement_lite.engine import combine
-from placement_lite.engine import reuse
 from tests import candidate_worlds as worlds
 from tests import harness
 
@@ -199,14 +199,14 @@ def test_kept_first_candidates_answer_as_a_fresh_process(served_env, seed,
     with nothing kept, and the one of a process that kept nothing."""
     environment = served_env
     given = []
-    first = reuse.Kept.first
+    first = firsts.Firsts.first
 
     def counting(self, anchor, offer):
         found = first(self, anchor, offer)
-        given.append(found is not reuse.NOT_KEPT)
+        given.append(found is not firsts.NOT_KEPT)
         return found
 
-    monkeypatch.setattr(reuse.Kept, 'first', counting)
+    monkeypatch.setattr(firsts.Firsts, 'first', counting)
     rng = random.Random(seed)
     served = _Cloud(environment, rng)
     read_engine = environment.db.read_engine
@@ -219,7 +219,7 @@ def test_kept_first_candidates_answer_as_a_fresh_process(served_env, seed,
         given.clear()
         kept = _answers(environment)
         assert any(given)
-        cloud.of(read_engine).kept.clear()
+        cloud.of(read_engine).first_candidates.clear()
         assert kept == _answers(environment)
         cloud.forget(read_engine)
         assert kept == _answers(environment)
@@ -266,16 +266,16 @@ def test_only_trees_changed_are_made_again(environment, monkeypatch):
     made_again(sorted(ids[host] for host in HOSTS[:3]))
 
 
-def test_the_least_recently_given_go_first(environment, monkeypatch):
-    monkeypatch.setattr(reuse, 'MOST_KEPT', 3)
+def test_the_least_recently_given_go_first(environment):
     served = _Cloud(environment, random.Random(0))
-    store = cloud.of(environment.db.read_engine)
+    first_candidates = cloud.of(environment.db.read_engine).first_candidates
+    first_candidates.most = 3
     one = 'resources=VCPU:1&limit=5'
     other = 'resources=MEMORY_MB:100&limit=5'
 
     def kept():
-        return [(shape[1].count('MEMORY_MB'), anchor)
-                for shape, anchor in store.kept]
+        return [(key.question.count('MEMORY_MB'), anchor)
+                for (key, anchor), _value in first_candidates.entries()]
 
     worlds.candidates(environment, one)
     worlds.candidates(environment, one)

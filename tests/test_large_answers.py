@@ -1,5 +1,5 @@
 """An answer of megabytes (an unbounded candidates request) goes out in
-pieces (handlers/allocation_candidates.BODY_PIECE), never joined: through
+pieces (handlers/candidates_answer.BODY_PIECE), never joined: through
 uwsgi, and nginx in front as shipped, it arrives whole, with its length,
 the answer an in-process request gets."""
 
@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from placement_lite.handlers import allocation_candidates
+from placement_lite.handlers import candidates_answer
 from tests import harness
 from tests import servers
 from tests.bench import builder
@@ -31,7 +31,7 @@ def test_an_answer_of_megabytes_arrives_whole():
     finally:
         environment.close()
     assert status == 200
-    assert len(expected) > 10 * allocation_candidates.BODY_PIECE
+    assert len(expected) > 10 * candidates_answer.BODY_PIECE
     direct = servers.Uwsgi(url, processes=2)
     behind = servers.Uwsgi(url, section='behind-nginx', processes=2)
     front = servers.Nginx([behind.port])

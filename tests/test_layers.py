@@ -73,3 +73,76 @@ def test_no_module_imports_a_higher_layer():
     assert units - set(layer_of) == set()
     assert sorted((importing, imported) for importing, imported in _imports()
                   if layer_of[imported] < layer_of[importing]) == []
+
+
+def _modules():
+    """(dotted name, path, parsed tree) of every module of the package."""
+    for path in sorted(PACKAGE.rglob('*.py')):
+        module = '.'.join(('placement_lite',) + path.relative_to(
+            PACKAGE).with_suffix('').parts).removesuffix('.__init__')
+        yield module, path, ast.parse(path.read_text())
+
+
+def _imported(tree):
+    """The dotted names of the placement_lite modules (or names of them)
+    ``tree`` imports."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            yield from (node.module + '.' + alias.name
+                        for alias in node.names)
+
+
+#: The db/cloud package: what a process keeps between requests
+#: (docs/architecture.md, "What a process keeps").
+CLOUD = 'placement_lite.db.cloud'
+
+
+def test_the_engine_reads_the_cloud_through_its_view_only():
+    """The engine's only door to what the process keeps and to the
+    database is db.cloud (a request's View, the Window, the Key): no
+    module of the engine imports another of db."""
+    reached = sorted({(module, name) for module, _path, tree in _modules()
+                      if module.startswith('placement_lite.engine')
+                      for name in _imported(tree)
+                      if name.startswith('placement_lite.db')
+                      and name != CLOUD})
+    assert reached == []
+
+
+def test_db_candidates_holds_sql_alone():
+    """db/candidates.py imports nothing of what a process keeps (the View
+    decides what is kept and what is read there)."""
+    tree = ast.parse((PACKAGE / 'db' / 'candidates.py').read_text())
+    assert [name for name in _imported(tree)
+            if name.startswith('placement_lite.')] == [
+        'placement_lite.db.links', 'placement_lite.db.tables']
+
+
+#: Attributes only what a process keeps has: its store, and the store's
+#: columns and records.
+STORE_ATTRIBUTES = frozenset({'store', 'rows', 'slots', 'row_of',
+                              'changed_at', 'trait_sets', 'unrendered'})
+
+
+def test_nothing_outside_the_cloud_reads_the_store():
+    """No module outside db/cloud reads the store or its columns: what a
+    request needs of them, its View gives."""
+    read = sorted({(module, node.attr) for module, _path, tree in _modules()
+                   if not (module + '.').startswith(CLOUD + '.')
+                   for node in ast.walk(tree)
+                   if isinstance(node, ast.Attribute)
+                   and node.attr in STORE_ATTRIBUTES})
+    assert read == []
+
+
+def test_no_per_database_state_outside_the_cloud():
+    """Nothing outside db/cloud keeps state per database (a module-level
+    WeakKeyDictionary by engine, as several did): the Cloud owns it."""
+    kept = sorted(module for module, _path, tree in _modules()
+                  if not (module + '.').startswith(CLOUD + '.')
+                  for node in tree.body
+                  if isinstance(node, (ast.Assign, ast.AnnAssign))
+                  and 'WeakKeyDictionary' in ast.dump(node))
+    assert kept == []

@@ -40,6 +40,10 @@ def test_tests_needing_a_missing_server_are_skipped_by_name(tmp_path):
             ('nginx', 'nginx', 'nginx-light'),
             ('galera', 'libgalera_smm.so', 'galera-4'),
             ('haproxy', 'haproxy', 'haproxy'),
+            ('podman', 'podman', 'podman'),
+            ('runc', 'runc', 'runc'),
+            ('catatonit', 'catatonit', 'catatonit'),
+            ('debootstrap', 'debootstrap', 'debootstrap'),
             ('promtool', 'promtool', 'prometheus'))]
     assert skipped == [
         'SKIPPED [1] tests/test_gabbits.py needs mariadb not found '

@@ -1,9 +1,15 @@
-"""Lazy workers keep one copy of the cloud per host (db/cloud/shared.py).
+"""Each uwsgi worker answers as a fresh process after every kind of write
+(allocations, inventories, traits, aggregates, a subtree re-parented,
+providers created and deleted, a resource class renamed), on both lines:
 
-Under ``lazy-apps`` the first worker to start reads the cloud and writes
-what it keeps to /dev/shm; the others map those files. Every worker then
-patches its own pages as it sees writes: each must answer as a process
-that read the database afresh, after every kind of write.
+- pre-forked, as etc/uwsgi.ini ships: the master reads the cloud and
+  forks the workers, which share its pages until each patches its own;
+- ``lazy-apps``: workers keep one copy of the cloud per host
+  (db/cloud/shared.py): the first worker to start reads the cloud and
+  writes what it keeps to /dev/shm, the others map those files.
+
+Each worker is asked every query (servers.Uwsgi.answers_of_every_worker:
+which worker answered is read from its log line).
 """
 
 import glob
@@ -26,6 +32,17 @@ HOSTS = 60
 WORKERS = 3
 VERSION = '1.39'
 TRAIT = 'CUSTOM_SHARED_STORE'
+#: A host with disk of its own, that the writes put in the aggregate of
+#: the sharing provider serving cn00001's disk.
+LOCAL_DISK_HOST = 'cn00000'
+STORAGE = bench_cloud.aggregate('storage1')
+#: Idle hosts (tests/bench/cloud.py): the writes move MOVED (a NUMA node
+#: and the PFs and FPGA under it) from its host to NEW_HOST.
+MOVED = 'cn00005-numa0'
+NEW_HOST = 'cn00006'
+#: The custom class of the wide-pci tree, renamed by the writes.
+CLASS = 'CUSTOM_PCI_WIDE'
+RENAMED = 'CUSTOM_PCI_RENAMED'
 QUERIES = [
     '/allocation_candidates?resources=VCPU:1,MEMORY_MB:512',
     '/allocation_candidates?resources=VCPU:2,MEMORY_MB:1024,DISK_GB:10'
@@ -33,6 +50,14 @@ QUERIES = [
     '/allocation_candidates?resources=VCPU:1&required=%s' % TRAIT,
     '/allocation_candidates?resources=VCPU:1,MEMORY_MB:512'
     '&group_policy=none&resources1=SRIOV_NET_VF:1',
+    '/allocation_candidates?resources=VCPU:1,DISK_GB:10&member_of=%s'
+    % STORAGE,
+    '/allocation_candidates?resources=VCPU:1,SRIOV_NET_VF:1&in_tree=%s'
+    % bench_cloud.make_uuid(NEW_HOST),
+    '/allocation_candidates?resources1=VCPU:1&resources2=FPGA:1'
+    '&same_subtree=1,2&group_policy=none&limit=5',
+    '/allocation_candidates?resources=%s:1' % CLASS,
+    '/allocation_candidates?resources=%s:1' % RENAMED,
 ]
 
 
@@ -93,34 +118,36 @@ def _fresh_answers(backend, url):
 
 
 def _stale(server, backend, url):
-    """[(query, worker pid)] of the answers unlike a fresh process's."""
+    """([(query, worker pid)] of the answers unlike a fresh process's,
+    the fresh process's answers)."""
     expected = _fresh_answers(backend, url)
     return [(query, pid)
             for query, fresh in zip(QUERIES, expected)
             for pid, answers in server.answers_of_every_worker(
                 query, VERSION).items()
             if any(_without_request_ids(answer) != fresh
-                   for answer in answers)]
+                   for answer in answers)], expected
 
 
 def _writes(port, numa_nodes):
     """(kind, status) of each kind of write, one after another."""
     numa, other = numa_nodes[0], numa_nodes[-1]
+    uuid = bench_cloud.make_uuid
 
     def call(method, path, body=None, version=VERSION):
         return servers.request(port, method, path, body, version)
 
-    def generation(uuid):
-        return call('GET', '/resource_providers/%s' % uuid)[1]['generation']
+    def generation(provider):
+        return call('GET', '/resource_providers/%s' % provider)[1][
+            'generation']
 
-    consumer = bench_cloud.make_uuid('shared-store-consumer')
+    consumer = uuid('shared-store-consumer')
     status, candidates = call('GET', QUERIES[0] + '&limit=1')
     assert status == 200
     claim = candidates['allocation_requests'][0]
     yield 'claim', call('PUT', '/allocations/%s' % consumer, {
-        **claim, 'project_id': bench_cloud.make_uuid('project'),
-        'user_id': bench_cloud.make_uuid('user'), 'consumer_generation': None,
-        'consumer_type': 'INSTANCE'})[0]
+        **claim, 'project_id': uuid('project'), 'user_id': uuid('user'),
+        'consumer_generation': None, 'consumer_type': 'INSTANCE'})[0]
     yield 'inventory', call(
         'PUT', '/resource_providers/%s/inventories/VCPU' % other, {
             'resource_provider_generation': generation(other), 'total': 512})[0]
@@ -128,7 +155,16 @@ def _writes(port, numa_nodes):
     yield 'traits', call('PUT', '/resource_providers/%s/traits' % numa, {
         'resource_provider_generation': generation(numa),
         'traits': [TRAIT]})[0]
-    added = bench_cloud.make_uuid('shared-store-added')
+    host = uuid(LOCAL_DISK_HOST)
+    aggregates = call('GET', '/resource_providers/%s/aggregates' % host)[1]
+    yield 'aggregates', call(
+        'PUT', '/resource_providers/%s/aggregates' % host, {
+            'resource_provider_generation':
+                aggregates['resource_provider_generation'],
+            'aggregates': aggregates['aggregates'] + [STORAGE]})[0]
+    yield 're-parent', call('PUT', '/resource_providers/%s' % uuid(MOVED), {
+        'name': MOVED, 'parent_provider_uuid': uuid(NEW_HOST)}, '1.37')[0]
+    added = uuid('shared-store-added')
     yield 'provider', call('POST', '/resource_providers', {
         'name': 'shared-store-added', 'uuid': added})[0]
     yield 'its inventory', call(
@@ -139,15 +175,65 @@ def _writes(port, numa_nodes):
         'resource_provider_generation': 1, 'traits': [TRAIT]})[0]
     yield 'unclaim', call('DELETE', '/allocations/%s' % consumer)[0]
     yield 'delete', call('DELETE', '/resource_providers/%s' % added)[0]
+    yield 'rename', call('PUT', '/resource_classes/%s' % CLASS,
+                         {'name': RENAMED}, '1.6')[0]
 
 
-def test_lazy_workers_map_one_store_and_see_every_write(backend):
+#: The writes that change no candidates: a provider without inventories
+#: is in none.
+CHANGING_NO_CANDIDATES = ['provider']
+
+
+def _every_write(server, backend, url, numa_nodes):
+    """[(kind of write, query, worker pid)] of the answers unlike a fresh
+    process's after each write; the kinds of write whose fresh answers
+    changed otherwise than expected: each changes some (a write that
+    changed nothing would prove nothing), but CHANGING_NO_CANDIDATES,
+    which change none."""
+    stale, before = _stale(server, backend, url)
+    stale = [('as started', *found) for found in stale]
+    misjudged = []
+    for kind, status in _writes(server.port, numa_nodes):
+        assert status in (200, 201, 204), (kind, status)
+        found, answers = _stale(server, backend, url)
+        stale += [(kind, *one) for one in found]
+        if (answers == before) != (kind in CHANGING_NO_CANDIDATES):
+            misjudged.append(kind)
+        before = answers
+    return stale, misjudged
+
+
+def _cloud_in(backend):
+    """(A fresh database holding the bench cloud of HOSTS hosts, the uuids
+    of its NUMA nodes)."""
     db = harness.fresh_database(backend)
     cloud = bench_cloud.build(HOSTS, storage_group_size=1)
     builder.write(db, cloud)
     db.dispose()
-    numa_nodes = [provider.uuid for provider in cloud.providers
-                  if 'VCPU' in provider.inventories]
+    return db, [provider.uuid for provider in cloud.providers
+                if 'VCPU' in provider.inventories]
+
+
+def test_preforked_workers_each_see_every_write(backend):
+    """The line etc/uwsgi.ini ships: the master built the application and
+    read the cloud before it forked; each worker answers as a fresh
+    process after every kind of write."""
+    db, numa_nodes = _cloud_in(backend)
+    server = servers.Uwsgi(db.url, processes=WORKERS)
+    try:
+        # The application (which reads the cloud: [placement]
+        # warm_caches_on_start) was built once, in the master.
+        assert re.findall(r'\bready in .* pid: (\d+)\b',
+                          server.log_text()) == [str(server.process.pid)]
+        assert len(server.worker_pids()) == WORKERS
+        assert _every_write(server, backend, db.url, numa_nodes) == ([], [])
+        assert server.problems_in_log() == []
+    finally:
+        server.cleanup()
+
+
+def test_lazy_workers_map_one_store_and_see_every_write(backend):
+    db, numa_nodes = _cloud_in(backend)
     server = servers.Uwsgi(db.url, processes=WORKERS, lazy=True)
     try:
         master = server.process.pid
@@ -162,13 +248,7 @@ def test_lazy_workers_map_one_store_and_see_every_write(backend):
         mapped = [_mapped(pid, directory) for pid in workers]
         assert [(size > 0, own) for size, own in mapped] == [
             (True, 0)] * WORKERS
-        assert _stale(server, backend, db.url) == []
-        stale = []
-        for kind, status in _writes(server.port, numa_nodes):
-            assert status in (200, 201, 204), (kind, status)
-            stale += [(kind, *found)
-                      for found in _stale(server, backend, db.url)]
-        assert stale == []
+        assert _every_write(server, backend, db.url, numa_nodes) == ([], [])
         # A write copies only the pages it patched.
         assert [own < size for size, own in (
             _mapped(pid, directory) for pid in workers)] == [True] * WORKERS
@@ -178,7 +258,7 @@ def test_lazy_workers_map_one_store_and_see_every_write(backend):
         os.kill(workers[0], signal.SIGKILL)
         respawned = _respawned(server, workers)
         assert _mapped(respawned, directory)[0] > 0
-        assert _stale(server, backend, db.url) == []
+        assert _stale(server, backend, db.url)[0] == []
         assert len(re.findall(r'kept cloud written',
                               server.log_text())) == 1
         assert server.problems_in_log() == []

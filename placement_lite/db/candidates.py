@@ -1,26 +1,21 @@
-"""The filters behind GET /allocation_candidates.
+"""The SQL behind GET /allocation_candidates, and nothing else.
 
 Each function is one set-based query (or two) returning plain Python
-values: providers by traits, aggregates, sharing and tree. What providers
-have and use is read by ``db.snapshot``; the engine
-(``placement_lite.engine``) assembles trees and combines.
+values: providers by traits, aggregates, sharing and tree. Only the
+request's db.cloud.View calls them: it decides whether what it needs is
+kept by the process or read here. What providers have and use is read
+by db.cloud.reads.
 
-Statements are built once per shape and run with parameters: building and
+Statements are built once per form and run with parameters: building and
 keying a statement costs more than running the small ones.
 """
 
 import collections
 import functools
-import itertools
-import time
 import typing
-import weakref
 
-import numpy as np
 import sqlalchemy as sa
 
-from placement_lite.db import cloud
-from placement_lite.db.cloud import reads
 from placement_lite.db import links
 from placement_lite.db import tables
 
@@ -32,7 +27,8 @@ aggs = tables.placement_aggregates
 traits = tables.traits
 inv = tables.inventories
 
-SHARING_TRAIT = cloud.SHARING_TRAIT
+#: The trait of a provider sharing its inventory with its aggregates.
+SHARING_TRAIT = 'MISC_SHARES_VIA_AGGREGATE'
 
 
 _ROOTS = links.ROOTS
@@ -122,58 +118,14 @@ def provider_ids_with_any_trait(conn, trait_ids):
     return _providers_linked_to_any(conn, rpt, 'trait_id', trait_ids)
 
 
-_TRAITS_AMONG = sa.select(rpt.c.resource_provider_id, rpt.c.trait_id).where(
-    rpt.c.trait_id.in_(links.list_param('trait_ids')))
-
-
-def traits_of_providers_among(conn, trait_ids):
-    """{provider id: set of trait ids} restricted to ``trait_ids``."""
-    found = collections.defaultdict(set)
-    if not trait_ids:
-        return found
-    for provider_id, trait_id in conn.execute(
-            _TRAITS_AMONG, {'trait_ids': sorted(trait_ids)}).all():
-        found[provider_id].add(trait_id)
-    return found
-
-
-#: The most lookups of providers by aggregates kept for one read of the
-#: whole cloud at rest (see provider_ids_in_aggregates).
-MEMBERSHIPS_KEPT = 64
-
-
-def provider_ids_in_aggregates(conn, member_of, aggregate_ids,
-                               roots_only=False, forbidden=(),
-                               with_roots=False, whole=None):
+def provider_ids_in_aggregates(conn, id_sets, roots_only=False,
+                               forbidden_ids=(), with_roots=False):
     """Ids of providers (root providers, with ``roots_only``) that are,
-    for each set of aggregate uuids in ``member_of``, in at least one of
-    them, and in none of ``forbidden`` (``aggregate_ids``: {uuid: id} of
-    those that exist); with ``with_roots``, {their id: their root's
-    id}. Never change what it gives: with ``whole`` (see
-    anchors_for_sharing) it is kept for that read, for the next requests
-    naming the same aggregates (the first MEMBERSHIPS_KEPT)."""
-    id_sets = [{aggregate_ids[uuid] for uuid in alternatives
-                if uuid in aggregate_ids}
-               for alternatives in member_of]
-    if not all(id_sets):
-        return {} if with_roots else set()
-    forbidden_ids = {aggregate_ids[uuid] for uuid in forbidden
-                     if uuid in aggregate_ids}
-    if whole is None:
-        return _providers_linked_to_each(conn, rpa, 'aggregate_id', id_sets,
-                                         roots_only, forbidden_ids,
-                                         with_roots)
-    kept = whole.derived('providers by aggregates', dict)
-    key = (tuple(sorted(tuple(sorted(ids)) for ids in id_sets)),
-           roots_only, tuple(sorted(forbidden_ids)), with_roots)
-    found = kept.get(key)
-    if found is None:
-        found = _providers_linked_to_each(conn, rpa, 'aggregate_id',
-                                          id_sets, roots_only, forbidden_ids,
-                                          with_roots)
-        if len(kept) < MEMBERSHIPS_KEPT:
-            kept[key] = found
-    return found
+    for each set of aggregate ids in ``id_sets``, in at least one of
+    them, and in none of ``forbidden_ids``; with ``with_roots``, {their
+    id: their root's id}."""
+    return _providers_linked_to_each(conn, rpa, 'aggregate_id', id_sets,
+                                     roots_only, forbidden_ids, with_roots)
 
 
 def provider_ids_in_any_aggregate(conn, uuids, aggregate_ids):
@@ -199,7 +151,7 @@ class Known(typing.NamedTuple):
     aggregate_ids: dict
     #: {uuid: root id} of the providers named by in_tree that exist.
     tree_roots: dict
-    #: PostgreSQL: the transactions the read saw (reads.TRANSACTIONS_SEEN);
+    #: PostgreSQL: the transactions the read saw (TRANSACTIONS_SEEN);
     #: None elsewhere.
     transactions_seen: typing.Optional[str] = None
 
@@ -234,8 +186,11 @@ def _known_part(name, postgresql):
         links.one_of(rp.c.uuid, name, postgresql))
 
 
+#: PostgreSQL: which transactions a statement sees, as text (a request
+#: asks it in its first statement: read_known).
+TRANSACTIONS_SEEN = sa.cast(sa.func.pg_current_snapshot(), sa.Text)
 _TRANSACTIONS_SEEN_ROW = _rows(6, sa.cast(sa.null(), sa.Integer),
-                               reads.TRANSACTIONS_SEEN)
+                               TRANSACTIONS_SEEN)
 
 
 @functools.cache
@@ -252,8 +207,8 @@ def _known_query(named, postgresql):
 def read_known(conn, classes, trait_names, aggregate_uuids, tree_uuids):
     """The Known of a request naming these classes, traits, aggregates and
     in_tree providers: every lookup a search needs before it filters
-    providers, and whether the cloud is at rest (reads.at_rest), in one
-    round trip."""
+    providers, and what tells whether the cloud is at rest (the
+    transactions seen: cloud.reads.at_rest), in one round trip."""
     class_names, largest = {}, {}
     trait_ids, aggregate_ids_, tree_roots = {}, {}, {}
     seen = None
@@ -280,17 +235,6 @@ def read_known(conn, classes, trait_names, aggregate_uuids, tree_uuids):
                  seen)
 
 
-#: The most holders of a class or trait whose trees alone are searched
-#: (see holders_if_few): at 50,000 hosts, reading 10,000 costs 25 ms of
-#: PostgreSQL's time, and saves reading tens of thousands of trees that
-#: could not serve.
-FEW_HOLDERS = 12_500
-#: So many holders are read in a few milliseconds.
-CHEAP_HOLDERS = 2_000
-#: Seconds a class or trait found held by more providers than a read
-#: wanted is not read again for as many (in this process): classes and
-#: traits held widely stay so.
-RECHECK_WIDELY_HELD_AFTER = 600
 _HOLDER_IDS_OF_CLASS = sa.select(inv.c.resource_provider_id).where(
     inv.c.resource_class_id == sa.bindparam('rc_id'))
 _HOLDER_IDS_OF_TRAITS = sa.select(rpt.c.resource_provider_id).where(
@@ -312,67 +256,16 @@ def _holders_query(holder_ids, postgresql):
             .limit(sa.bindparam('most')))
 
 
-#: {engine: {('class', rc id) or ('traits', frozenset of trait ids): (the
-#: monotonic time until which it holds, a number of holders they were
-#: found to have more than)}}.
-_HELD_BY_MORE_THAN = weakref.WeakKeyDictionary()
-#: {engine: (the monotonic time until which it holds, how many trees there
-#: were)}.
-_TREES = weakref.WeakKeyDictionary()
-
-
-def holders_if_few(conn, rc_id=None, trait_ids=(), most=None, whole=None):
-    """{provider id: root id} of the providers holding an inventory of
-    ``rc_id``, or having any of ``trait_ids``, when they are few: at most
-    ``most`` (by default FEW_HOLDERS), and at most half as many as there
-    are trees (searching their trees alone then reads at most half the
-    cloud); otherwise None. Found held by more than ``most``, a class or
-    trait is not read again for RECHECK_WIDELY_HELD_AFTER seconds with as
-    few wanted (at 50,000 hosts, the 10,000 holders of a trait read only
-    to find them more than 5,000 cost 13 ms): whether it is read only
-    decides how much a search reads, never what it finds. With ``whole``,
-    the store holding the whole cloud as it is (reads.at_rest), a class's
-    holders are taken from it."""
+def holders(conn, most, rc_id=None, trait_ids=()):
+    """[(provider id, root id)] of at most ``most`` providers holding an
+    inventory of ``rc_id``, or having any of ``trait_ids``."""
     if rc_id is not None:
-        key, holder_ids, params = ('class', rc_id), _HOLDER_IDS_OF_CLASS, {
-            'rc_id': rc_id}
+        holder_ids, params = _HOLDER_IDS_OF_CLASS, {'rc_id': rc_id}
     else:
-        key, holder_ids, params = ('traits', frozenset(trait_ids)), (
-            _HOLDER_IDS_OF_TRAITS), {'trait_ids': sorted(trait_ids)}
-    held_by_more_than = _HELD_BY_MORE_THAN.setdefault(conn.engine, {})
-    now = time.monotonic()
-    most = FEW_HOLDERS if most is None else min(most, FEW_HOLDERS)
-    until, more_than = held_by_more_than.get(key, (0, 0))
-    if until > now and more_than >= most:
-        return None
-    from_whole = whole is not None and rc_id is not None
-    if from_whole:
-        found = cloud.whole_holdings(whole, rc_id)
-    else:
-        found = conn.execute(
-            _holders_query(holder_ids, _postgresql(conn)),
-            {**params, 'most': most + 1}).all()
-    if len(found) > FEW_HOLDERS or 2 * len(found) > trees_lately(conn):
-        more_than = FEW_HOLDERS
-    elif len(found) > most:
-        more_than = most
-    elif from_whole:
-        return dict(found.pairs())
-    else:
-        return dict(found)
-    held_by_more_than[key] = (now + RECHECK_WIDELY_HELD_AFTER, more_than)
-    return None
-
-
-def trees_lately(conn):
-    """How many trees there are, counted at most RECHECK_WIDELY_HELD_AFTER
-    seconds ago (enough to tell few from many)."""
-    now = time.monotonic()
-    until, trees = _TREES.get(conn.engine, (0, 0))
-    if until <= now:
-        trees = root_count(conn)
-        _TREES[conn.engine] = (now + RECHECK_WIDELY_HELD_AFTER, trees)
-    return trees
+        holder_ids, params = _HOLDER_IDS_OF_TRAITS, {
+            'trait_ids': sorted(trait_ids)}
+    return conn.execute(_holders_query(holder_ids, _postgresql(conn)),
+                        {**params, 'most': most}).all()
 
 
 _SHARING = (sa.select(rpt.c.resource_provider_id)
@@ -380,13 +273,10 @@ _SHARING = (sa.select(rpt.c.resource_provider_id)
             .where(traits.c.name == SHARING_TRAIT))
 
 
-def sharing_provider_ids(conn, whole=None):
+def sharing_provider_ids(conn):
     """Ids of every provider sharing its inventory with its aggregates
     (for the providers a search did not read: the stock of those it read
-    tells). With ``whole`` (see anchors_for_sharing), read once for it."""
-    if whole is not None:
-        return whole.derived('sharing providers',
-                             lambda: sharing_provider_ids(conn))
+    tells)."""
     return set(conn.execute(_SHARING).scalars())
 
 
@@ -399,49 +289,10 @@ _ROOTS_IN_AGGREGATES = (
     .where(rpa.c.aggregate_id.in_(links.list_param('aggregate_ids'))))
 
 
-def anchors_for_sharing(conn, sharing_ids, whole=None):
+def anchors_for_sharing(conn, sharing_ids):
     """{sharing provider id: root ids of the trees it serves}: the roots of
     every provider sharing an aggregate with it (its own root included when
-    it is in any aggregate). With ``whole``, the process's store while
-    what it derived from the database holds (reads.derived_current), taken
-    from _every_sharing_anchor."""
-    if whole is None:
-        return _read_anchors_for_sharing(conn, sharing_ids)
-    every = _every_sharing_anchor(conn, whole)
-    return {provider_id: every[provider_id] for provider_id in sharing_ids
-            if provider_id in every}
-
-
-def trees_served_by(conn, sharing_ids, whole=None):
-    """The root ids of every tree one of ``sharing_ids`` serves, sorted
-    and unique (an int64 array); with ``whole`` (see anchors_for_sharing),
-    made once for it per set of sharing providers."""
-    def made():
-        served = anchors_for_sharing(conn, sharing_ids, whole)
-        return np.unique(np.fromiter(
-            itertools.chain.from_iterable(served.values()), np.int64))
-    if whole is None:
-        return made()
-    return whole.derived(('trees served by', frozenset(sharing_ids)), made)
-
-
-def find_every_sharing_anchor(conn, whole):
-    """At start-up, find _every_sharing_anchor for ``whole`` (see
-    anchors_for_sharing; None: nothing): the first requests then find
-    it."""
-    if whole is not None:
-        _every_sharing_anchor(conn, whole)
-
-
-def _every_sharing_anchor(conn, whole):
-    """anchors_for_sharing of every sharing provider, read once for
-    ``whole`` (see anchors_for_sharing)."""
-    return whole.derived('sharing anchors', lambda: dict(
-        _read_anchors_for_sharing(conn, sharing_provider_ids(conn, whole))))
-
-
-def _read_anchors_for_sharing(conn, sharing_ids):
-    """anchors_for_sharing, read in two queries (the sharing providers'
+    it is in any aggregate), read in two queries (the sharing providers'
     aggregates, then the roots in them): as one join, PostgreSQL scans
     every membership first."""
     anchors = collections.defaultdict(set)
@@ -486,24 +337,12 @@ _SHARING_SERVING_ROOTS = _SHARING_SERVING.where(
     _member.c.root_provider_id.in_(links.list_param('roots')))
 
 
-def sharing_anchors_in_window(conn, first, last, roots=None, whole=None):
+def sharing_anchors_in_window(conn, first, last, roots=None):
     """{sharing provider id: root ids of the trees it serves}, for the
     trees whose root id is in ``first``..``last`` (and in ``roots``, when
     given): what anchors_for_sharing gives for a window, found from the
     window's side (its providers' aggregates), so the cost follows the
-    window, not how many sharing providers the cloud has. With ``whole``
-    (see anchors_for_sharing), taken from _every_sharing_anchor."""
-    if whole is not None:
-        every = _every_sharing_anchor(conn, whole)
-        if roots is None:
-            in_window = {provider_id: {root_id for root_id in anchors
-                                       if first <= root_id <= last}
-                         for provider_id, anchors in every.items()}
-        else:
-            in_window = {provider_id: anchors & roots
-                         for provider_id, anchors in every.items()}
-        return {provider_id: anchors
-                for provider_id, anchors in in_window.items() if anchors}
+    window, not how many sharing providers the cloud has."""
     anchors = collections.defaultdict(set)
     if roots is None:
         found = conn.execute(_SHARING_SERVING_WINDOW,

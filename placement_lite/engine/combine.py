@@ -1,7 +1,7 @@
 """Phase two of the engine: allocation requests, generated lazily.
 
 Under one anchor every group offers a list of choices (see ``search``);
-an allocation request picks one choice per *slot* (one slot per suffixed
+an allocation request takes one choice per *need* (one need per suffixed
 group, one per resource class of the unsuffixed group) so that:
 
 * summed amounts per provider and class stay within free capacity and
@@ -18,19 +18,19 @@ These are the rules explain reports, in that order (Combiner.rules): for
 a tree without any request, explain walks it again with fewer rules to
 find the first that drops it.
 
-The search is a depth-first walk over the slots that checks each
-constraint as soon as the slots it depends on are filled, so a dead branch
+The search is a depth-first walk over the needs that checks each
+constraint as soon as the needs it depends on are filled, so a dead branch
 is cut at once and the walk only costs what the caller consumes: taking
 the first N requests does about N requests' worth of work. A request
-with only the unsuffixed group needs no walk: its slots cannot clash, so
-its requests are the product of the slots' choices, filtered by traits.
+with only the unsuffixed group needs no walk: its needs cannot clash, so
+its requests are the product of the needs' choices, filtered by traits.
 
 Order (documented in api-ref/allocation_candidates.md): anchors by
-ascending internal id (creation order); within an anchor, slots in query
-order (the unsuffixed group first, one slot per class in query order),
-choices by ascending provider id, the last slot varying fastest. With
+ascending internal id (creation order); within an anchor, needs in query
+order (the unsuffixed group first, one need per class in query order),
+choices by ascending provider id, the last need varying fastest. With
 ``roomiest_first`` (a bounded request, where each tree gives its first
-request before any gives a second) the choices of a slot go by free
+request before any gives a second) the choices of a need go by free
 capacity of its classes, most first, ties by id: a scheduler that claims
 each host's first request then takes from the roomiest provider of the
 tree, not from the one created first (a root holding a little memory,
@@ -47,7 +47,7 @@ import typing
 from placement_lite.engine import explain
 
 #: The most entries each of the walk's caches by provider keeps (what a
-#: provider gives in a slot, its set as a group's mapping, the sets of the
+#: provider gives in a need, its set as a group's mapping, the sets of the
 #: providers chosen together, lineages) before it is emptied. Candidates
 #: come tree after tree, a tree's providers asked for together, so the
 #: last few thousand serve as well as every provider's. Kept whole, they
@@ -68,13 +68,13 @@ class Candidate:
     #: candidates: never change them.
     mappings: dict
     #: (how, its JSON) once rendered: the answer writes it once however
-    #: many answers give the candidate (engine.reuse keeps some).
+    #: many answers give the candidate (the Cloud keeps some: db.cloud.firsts).
     rendered: tuple = dataclasses.field(default=None, compare=False,
                                         repr=False)
 
 
 @dataclasses.dataclass
-class _Slot:
+class _Need:
     suffix: str
     amounts: dict
     options: list
@@ -83,9 +83,8 @@ class _Slot:
 class Combiner:
     """Generates the allocation requests of a search result."""
 
-    def __init__(self, result, request, parents=None, nested_aware=True,
-                 shuffle=None, seen=None, tally=explain.NOT_TALLIED,
-                 roomiest_first=False):
+    def __init__(self, result, request, parents=None, shuffle=None,
+                 seen=None, tally=explain.NOT_TALLIED, roomiest_first=False):
         """``parents(root_ids)`` returns {provider id: parent id} for those
         trees (needed for same_subtree); ``shuffle``, when given, is
         applied to anchors and choices (randomized candidates); ``seen``
@@ -96,7 +95,8 @@ class Combiner:
         self.isolated = request.isolated
         self.same_subtrees = [set(s) for s in request.same_subtrees]
         self.subtree_exclusions = request.subtree_exclusions
-        self.nested_aware = nested_aware
+        #: Before 1.29, no two providers of one tree give resources.
+        self.nested_aware = request.nested_aware
         self.shuffle = shuffle
         self.roomiest_first = roomiest_first
         self._parents_of_trees = parents
@@ -110,15 +110,15 @@ class Combiner:
         self._plan = None
         asked_by = collections.Counter(
             rc_id for group in result.groups for rc_id in group.amounts)
-        #: Classes that several slots ask for (see _enough_in_tree).
-        self._shared_classes = {rc_id for rc_id, slots in asked_by.items()
-                                if slots > 1}
+        #: Classes that several needs ask for (see _enough_in_tree).
+        self._shared_classes = {rc_id for rc_id, needs in asked_by.items()
+                                if needs > 1}
         groups = result.groups
         self._lone_spread_group = (len(groups) == 1 and groups[0].spread
-                                   and nested_aware)
+                                   and self.nested_aware)
         if self._lone_spread_group:
-            #: {class name: amount} of each slot of the lone group, in slot
-            #: order: one dict per slot, shared by the requests built (see
+            #: {class name: amount} of each need of the lone group, in need
+            #: order: one dict per need, shared by the requests built (see
             #: Candidate.allocations).
             self._lone_group_takes = [
                 {result.class_names[rc_id]: amount}
@@ -136,10 +136,10 @@ class Combiner:
         self.tally = tally
         tally.rules(self.rules)
 
-    def plan(self, slots):
+    def plan(self, needs):
         """The _Plan of every walk, made for the first."""
         if self._plan is None:
-            self._plan = _Plan(self, slots)
+            self._plan = _Plan(self, needs)
         return self._plan
 
     def offer(self, anchor):
@@ -161,43 +161,43 @@ class Combiner:
         return itertools.chain.from_iterable(
             self.for_anchor(a) for a in anchors)
 
-    def _slots(self, anchor):
-        slots = []
+    def _needs(self, anchor):
+        needs = []
         for group in self.result.groups:
             choices = group.by_anchor[anchor]
             if group.spread:
                 for rc_id, amount in group.amounts.items():
-                    slots.append(_Slot('', {rc_id: amount}, choices[rc_id]))
+                    needs.append(_Need('', {rc_id: amount}, choices[rc_id]))
             else:
-                slots.append(_Slot(group.suffix, group.amounts, choices))
+                needs.append(_Need(group.suffix, group.amounts, choices))
         if self.shuffle:
             # Copies: the search result's lists serve every anchor.
-            for slot in slots:
-                slot.options = list(slot.options)
-                self.shuffle(slot.options)
+            for need in needs:
+                need.options = list(need.options)
+                self.shuffle(need.options)
         elif self.roomiest_first:
             capacities = self.result.capacities
-            for slot in slots:
-                if len(slot.options) > 1:
-                    held = [capacities[rc_id] for rc_id in slot.amounts]
-                    slot.options = sorted(slot.options, key=lambda p: [
+            for need in needs:
+                if len(need.options) > 1:
+                    held = [capacities[rc_id] for rc_id in need.amounts]
+                    need.options = sorted(need.options, key=lambda p: [
                         c[p].used - c[p].capacity for c in held])
-        return slots
+        return needs
 
-    def _enough_in_tree(self, slots):
-        """Cheap necessary test: for each class asked by several slots, the
+    def _enough_in_tree(self, needs):
+        """Cheap necessary test: for each class asked by several needs, the
         distinct providers offering it have enough free capacity in all.
-        (A class asked by one slot needs no test: the search only offers
+        (A class asked by one need needs no test: the search only offers
         providers with room for its amount.)"""
         if not self._shared_classes:
             return True
         asked = collections.Counter()
         offered = collections.defaultdict(set)
-        for slot in slots:
-            for rc_id, amount in slot.amounts.items():
+        for need in needs:
+            for rc_id, amount in need.amounts.items():
                 if rc_id in self._shared_classes:
                     asked[rc_id] += amount
-                    offered[rc_id].update(slot.options)
+                    offered[rc_id].update(need.options)
         capacities = self.result.capacities
         for rc_id, total in asked.items():
             free = sum(capacities[rc_id][p].free for p in offered[rc_id])
@@ -227,15 +227,15 @@ class Combiner:
         """The requests under ``anchor`` meeting ``rules`` (see
         Combiner.rules); ``seen`` (None: every request) keeps requests
         made only of sharing providers from being given twice."""
-        slots = self._slots(anchor)
+        needs = self._needs(anchor)
         if self._lone_spread_group:
-            yield from self._product(anchor, slots, rules, seen)
+            yield from self._product(anchor, needs, rules, seen)
             return
-        if 'capacity' in rules and not self._enough_in_tree(slots):
+        if 'capacity' in rules and not self._enough_in_tree(needs):
             return
         if self.same_subtrees:
             self._ensure_parents()
-        yield from _Walk(self, anchor, slots, rules, seen).run()
+        yield from _NeedWalk(self, anchor, needs, rules, seen).run()
 
     def _tallied(self, anchor, requests):
         """``requests``, telling the tally that ``anchor`` was walked and,
@@ -259,7 +259,7 @@ class Combiner:
                 return self.rules[end - 1]
         return None
 
-    def _product(self, anchor, slots, rules, seen):
+    def _product(self, anchor, needs, rules, seen):
         """The requests of a lone unsuffixed group: every choice of one
         provider per class. No choice can clash with another (each class
         is asked once, and the search only offers providers with room for
@@ -269,7 +269,7 @@ class Combiner:
         required = (group.required_trait_ids if 'required_traits' in rules
                     else None)
         owners = group.trait_owners
-        for chosen in itertools.product(*(slot.options for slot in slots)):
+        for chosen in itertools.product(*(need.options for need in needs)):
             self.steps += 1
             if required:
                 offered = set().union(*(owners.get(p, ()) for p in chosen))
@@ -287,7 +287,7 @@ class Combiner:
                 yield candidate
 
     def _joined_takes(self, held, take):
-        """{**held, **take}: what one provider gives in several slots of
+        """{**held, **take}: what one provider gives in several needs of
         the lone group, one dict for every request giving the same (see
         Candidate.allocations)."""
         key = (id(held), id(take))
@@ -344,24 +344,24 @@ class Combiner:
 
 
 class _Plan:
-    """What the walks of every anchor share: after which slot each
-    constraint can be checked (the slots have the same shape under every
+    """What the walks of every anchor share: after which need each
+    constraint can be checked (the needs have the same shape under every
     anchor, only their options differ), and what each provider gives in
-    each slot, made once for every anchor.
+    each need, made once for every anchor.
 
     A candidate's allocations and mappings are made of objects kept here,
     the same objects in every candidate giving the same: the answer
     renders each once (handlers/allocation_candidates.py), and tens of
     thousands of candidates hold a few thousand small dicts and sets."""
 
-    def __init__(self, combiner, slots):
+    def __init__(self, combiner, needs):
         result = combiner.result
         groups = result.groups
         self.capacities = result.capacities
         self.class_names = result.class_names
-        #: {rc id: the amount all slots asking for it ask together}, of
-        #: the classes several slots ask for: the only ones whose capacity
-        #: the walk checks (the search offers a slot only providers with
+        #: {rc id: the amount all needs asking for it ask together}, of
+        #: the classes several needs ask for: the only ones whose capacity
+        #: the walk checks (the search offers a need only providers with
         #: room for its own amount), and only of a provider that could not
         #: give that much.
         self.asked_together = collections.Counter()
@@ -369,55 +369,55 @@ class _Plan:
             for rc_id, amount in group.amounts.items():
                 if rc_id in combiner._shared_classes:
                     self.asked_together[rc_id] += amount
-        #: Per slot, {provider: _Gift}.
-        self.gifts = [{} for _slot in slots]
-        #: Per slot, what each provider gives in it ({class name: amount};
-        #: None in a slot of a resourceless group): one dict for all.
-        self.slot_amounts = [
+        #: Per need, {provider: _Gift}.
+        self.gifts = [{} for _need in needs]
+        #: Per need, what each provider gives in it ({class name: amount};
+        #: None in a need of a resourceless group): one dict for all.
+        self.need_amounts = [
             {self.class_names[rc_id]: amount
-             for rc_id, amount in slot.amounts.items()}
-            if slot.amounts else None for slot in slots]
+             for rc_id, amount in need.amounts.items()}
+            if need.amounts else None for need in needs]
         #: {(id of a dict of a provider's amounts, id of another): the two
-        #: added up}: a provider giving in several slots.
+        #: added up}: a provider giving in several needs.
         self._sums = {}
         #: {provider id: {provider id}}: a suffixed group's mapping.
         self._alone = {}
         #: {providers chosen: their set}: the unsuffixed group's mapping.
         self._together = {}
-        slots_of = {}
-        for index, slot in enumerate(slots):
-            slots_of.setdefault(slot.suffix, []).append(index)
-        #: The groups' suffixes, in slot order: the keys of the mappings.
-        self.suffixes = tuple(slots_of)
-        #: Per slot, when it is the last of its group: (the group's place
-        #: in ``suffixes``, the indexes of its slots); else None.
-        self.closing = [None] * len(slots)
-        for place, indexes in enumerate(slots_of.values()):
+        needs_of = {}
+        for index, need in enumerate(needs):
+            needs_of.setdefault(need.suffix, []).append(index)
+        #: The groups' suffixes, in need order: the keys of the mappings.
+        self.suffixes = tuple(needs_of)
+        #: Per need, when it is the last of its group: (the group's place
+        #: in ``suffixes``, the indexes of its needs); else None.
+        self.closing = [None] * len(needs)
+        for place, indexes in enumerate(needs_of.values()):
             self.closing[indexes[-1]] = (place, indexes)
         self.spread_group = next((g for g in groups if g.spread), None)
-        spread_slots = [i for i, s in enumerate(slots) if not s.suffix]
-        self.spread_done_at = spread_slots[-1] if spread_slots else None
-        suffix_slot = {s.suffix: i for i, s in enumerate(slots) if s.suffix}
+        spread_needs = [i for i, s in enumerate(needs) if not s.suffix]
+        self.spread_done_at = spread_needs[-1] if spread_needs else None
+        suffix_need = {s.suffix: i for i, s in enumerate(needs) if s.suffix}
         self.subtrees_done_at = collections.defaultdict(list)
         for suffixes in combiner.same_subtrees:
-            last = max(suffix_slot[s] for s in suffixes)
+            last = max(suffix_need[s] for s in suffixes)
             self.subtrees_done_at[last].append(sorted(suffixes))
         self.exclusions_done_at = collections.defaultdict(list)
         for inside, outside in combiner.subtree_exclusions:
-            last = max(suffix_slot[s] for s in inside | outside)
+            last = max(suffix_need[s] for s in inside | outside)
             self.exclusions_done_at[last].append((inside, outside))
         self.check_at = set(self.subtrees_done_at) | set(
             self.exclusions_done_at)
         if self.spread_group and self.spread_group.required_trait_ids:
             self.check_at.add(self.spread_done_at)
 
-    def gift(self, index, slot, provider):
-        """The _Gift of ``provider`` in the slot ``index``."""
+    def gift(self, index, need, provider):
+        """The _Gift of ``provider`` in the need ``index``."""
         gift = self.gifts[index].get(provider)
         if gift is None:
             capacities = self.capacities
             checked = []
-            for rc_id, amount in slot.amounts.items():
+            for rc_id, amount in need.amounts.items():
                 together = self.asked_together.get(rc_id)
                 if together is None:
                     continue
@@ -430,7 +430,7 @@ class _Plan:
             if alone is None:
                 alone = _room_in(self._alone)[provider] = {provider}
             gift = _room_in(self.gifts[index])[provider] = _Gift(
-                self.slot_amounts[index], tuple(checked), alone)
+                self.need_amounts[index], tuple(checked), alone)
         return gift
 
     def sum(self, held, given):
@@ -447,8 +447,8 @@ class _Plan:
         return kept[0]
 
     def mapping(self, chosen, indexes):
-        """The set of the providers ``chosen`` in the slots ``indexes``
-        (of one group, several slots)."""
+        """The set of the providers ``chosen`` in the needs ``indexes``
+        (of one group, several needs)."""
         key = tuple([chosen[index] for index in indexes])
         together = self._together.get(key)
         if together is None:
@@ -464,26 +464,26 @@ def _room_in(cache):
 
 
 class _Gift(typing.NamedTuple):
-    """What a provider gives in one slot."""
+    """What a provider gives in one need."""
 
-    #: {class name: amount} (None in a slot of a resourceless group).
+    #: {class name: amount} (None in a need of a resourceless group).
     amounts: typing.Optional[dict]
     #: ((provider, rc id), amount, the most it can give of that class in
-    #: one request) for each class of the slot that other slots ask for
+    #: one request) for each class of the need that other needs ask for
     #: too, when the provider could not give what they all ask.
     checked: tuple
-    #: {provider}: the mapping of a group of this one slot.
+    #: {provider}: the mapping of a group of this one need.
     alone: set
 
 
-class _Walk:
-    """The depth-first walk over the slots of one anchor, checking
+class _NeedWalk:
+    """The depth-first walk over the needs of one anchor, checking
     ``rules`` (see Combiner.rules)."""
 
-    def __init__(self, combiner, anchor, slots, rules, seen):
+    def __init__(self, combiner, anchor, needs, rules, seen):
         self.combiner = combiner
         self.anchor = anchor
-        self.slots = slots
+        self.needs = needs
         self.seen = seen
         self.check_capacity = 'capacity' in rules
         self.check_traits = 'required_traits' in rules
@@ -491,7 +491,7 @@ class _Walk:
         self.isolated_suffixes = (combiner.isolated if 'group_policy' in rules
                                   else frozenset())
         self.root_of = combiner.result.root_of
-        plan = self.plan = combiner.plan(slots)
+        plan = self.plan = combiner.plan(needs)
         self.spread_group = plan.spread_group
         self.spread_done_at = plan.spread_done_at
         self.subtrees_done_at = plan.subtrees_done_at
@@ -500,16 +500,16 @@ class _Walk:
         #: {(provider, rc id): amount taken so far}, of the amounts checked
         #: (see _Gift.checked), only amounts above 0.
         self.usage = {}
-        self.chosen = [None] * len(slots)
-        #: The mapping of each group whose slots are chosen, in the order
+        self.chosen = [None] * len(needs)
+        #: The mapping of each group whose needs are chosen, in the order
         #: of plan.suffixes.
         self.mapping_sets = [None] * len(plan.suffixes)
-        #: The providers of the isolated slots filled so far.
+        #: The providers of the isolated needs filled so far.
         self.isolated = set()
         self.tree_owner = {}
 
     def run(self):
-        if not self.slots:
+        if not self.needs:
             candidate = self.combiner.candidate(self.anchor, {}, {}, [],
                                                 self.seen)
             if candidate is not None:
@@ -518,23 +518,23 @@ class _Walk:
         yield from self._fill(0, {})
 
     def _fill(self, index, allocations_before):
-        """The requests from the slot ``index`` on, the earlier slots
+        """The requests from the need ``index`` on, the earlier needs
         chosen, giving ``allocations_before`` (never changed: each
         choice here adds to a copy)."""
-        slot = self.slots[index]
-        last = index == len(self.slots) - 1
+        need = self.needs[index]
+        last = index == len(self.needs) - 1
         plan = self.plan
         gifts = plan.gifts[index]
         closing = plan.closing[index]
         mapping_sets = self.mapping_sets
         usage = self.usage
-        isolate = slot.suffix in self.isolated_suffixes
-        one_per_tree = bool(slot.amounts) and not self.combiner.nested_aware
+        isolate = need.suffix in self.isolated_suffixes
+        one_per_tree = bool(need.amounts) and not self.combiner.nested_aware
         check_capacity = self.check_capacity
-        for provider in slot.options:
+        for provider in need.options:
             gift = gifts.get(provider)
             if gift is None:
-                gift = plan.gift(index, slot, provider)
+                gift = plan.gift(index, need, provider)
             checked = gift.checked if check_capacity else ()
             self.combiner.steps += 1
             if checked and not _fits(usage, checked):
@@ -552,7 +552,7 @@ class _Walk:
                 allocations = dict(allocations_before)
                 given = gift.amounts
                 if given is not None:
-                    # In the order of the slots where each provider first
+                    # In the order of the needs where each provider first
                     # gives, its amounts added up.
                     held = allocations.get(provider)
                     allocations[provider] = (given if held is None
@@ -606,8 +606,8 @@ class _Walk:
                 and self.spread_group.required_trait_ids):
             owners = self.spread_group.trait_owners
             offered = set()
-            for slot, provider in zip(self.slots, self.chosen):
-                if not slot.suffix:
+            for need, provider in zip(self.needs, self.chosen):
+                if not need.suffix:
                     offered |= owners.get(provider, set())
             if not all(alternatives & offered for alternatives
                        in self.spread_group.required_trait_ids):
@@ -627,8 +627,8 @@ class _Walk:
 
     def _providers_of(self, suffixes):
         """The providers chosen for the groups ``suffixes``."""
-        return {provider for slot, provider in zip(self.slots, self.chosen)
-                if slot.suffix in suffixes}
+        return {provider for need, provider in zip(self.needs, self.chosen)
+                if need.suffix in suffixes}
 
 
 def _fits(usage, checked):
@@ -656,3 +656,18 @@ def round_robin(generators):
 
 
 _DONE = object()
+
+
+def sharing_identity(candidate, sharing):
+    """What makes a request made only of sharing providers the same as
+    another from another tree; None for any other request."""
+    if not sharing.issuperset(candidate.allocations):
+        return None
+    if not all(sharing.issuperset(providers)
+               for providers in candidate.mappings.values()):
+        return None
+    return (frozenset((p, name, amount)
+                      for p, resources in candidate.allocations.items()
+                      for name, amount in resources.items()),
+            frozenset((suffix, frozenset(providers))
+                      for suffix, providers in candidate.mappings.items()))

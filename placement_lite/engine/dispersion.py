@@ -7,9 +7,10 @@ the same order, they all claim the same host, and all but one are
 refused. With a dispersion of D, the answer to a ranked request leaves
 out every candidate of its n best trees, n from 0 to D (its offset), and
 holds the next ``limit`` candidates: each scheduler's best is another of
-the cloud's D + 1 best hosts (engine.ranked_search).
+the cloud's D + 1 best hosts (engine.ranked).
 
-The offsets of the requests of one shape (the query but for ``limit``)
+The offsets of the requests of one question (engine.question: the
+query but for ``limit``, at its microversion, under the server's options)
 follow each other in a process by a stride of about (D + 1) / phi, from a
 point picked at random (or from ``allocation_candidates_dispersion_seed``),
 so consecutive requests start far apart and every offset comes once in
@@ -19,12 +20,7 @@ as kube-scheduler starts each cycle at another node.
 
 import math
 import random
-import weakref
 
-#: {engine: {shape: (next request's number, first offset, stride)}}.
-_TURNS = weakref.WeakKeyDictionary()
-#: Shapes whose turns are kept, per database.
-SHAPES_KEPT = 512
 _PHI = (1 + math.sqrt(5)) / 2
 
 
@@ -37,18 +33,16 @@ def stride(count):
     return step
 
 
-def next_offset(engine, shape, most, seed=None):
-    """The offset (0 to ``most``) of the next request of ``shape`` (a
-    hashable) in this process, for the database ``engine``."""
+def next_offset(view, key, most, seed=None):
+    """The offset (0 to ``most``) of the next request of the question of
+    ``key`` (a keys.Key) in this process: its turns are kept by the Cloud
+    ``view`` (a cloud.View) sees."""
     count = most + 1
-    turns = _TURNS.setdefault(engine, {})
-    turn = turns.pop(shape, None)
+    turn = view.dispersion_turn(key)
     if turn is None or turn[2] != stride(count) or turn[1] >= count:
-        rng = random.Random(None if seed is None else '%s:%s' % (seed,
-                                                                   shape))
+        rng = random.Random(None if seed is None else '%s:%s' % (
+            seed, key.question))
         turn = (0, rng.randrange(count), stride(count))
     number, first, step = turn
-    turns[shape] = (number + 1, first, step)
-    if len(turns) > SHAPES_KEPT:
-        del turns[next(iter(turns))]
+    view.keep_dispersion_turn(key, (number + 1, first, step))
     return (first + number * step) % count

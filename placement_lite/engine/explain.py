@@ -82,7 +82,7 @@ class Explanation:
     walked: int
     #: The provider uuid of explain=<uuid>, or None.
     provider: typing.Optional[str]
-    #: ranked_search.RankExplanation of a ranked request (1.42), or None.
+    #: RankExplanation of a ranked request (1.42), or None.
     ranking: typing.Optional[object] = None
 
     def why_empty(self):
@@ -121,7 +121,7 @@ class Tally:
         #: {(suffix, Step): the most one provider could give}.
         self._largest = {}
         self._root_filters = []
-        #: Windows searched (snapshot.Window; None: every tree).
+        #: Windows searched (cloud.Window; None: every tree).
         self._windows = []
         self._anchors = set()
         self._rules = ()
@@ -130,14 +130,14 @@ class Tally:
         #: Anchors with a candidate in a bounded answer (None: unbounded).
         self._returned = None
         self._class_names = {}
-        self._snapshot = None
+        self._view = None
         #: (uuid, root id) of the provider of explain=<uuid>, or None.
         self._explained = None
 
     def start(self, class_names, providers_read):
-        """The request's class names and its snapshot.Snapshot."""
+        """The request's class names and its cloud.View."""
         self._class_names = class_names
-        self._snapshot = providers_read
+        self._view = providers_read
 
     def explaining(self, uuid, root_id):
         """explain=<uuid>: the tree searched alone is ``root_id``'s."""
@@ -252,9 +252,9 @@ class Tally:
             if step.name == 'resource_class':
                 held[step.rc_id] = {p: c for found in kept
                                     for p, c in found.items()}
-        uuids = self._snapshot.tree_read(root_id)
-        uuids.update(self._snapshot.uuids_read(
-            self._snapshot.sharing_among(set().union(*held.values()))))
+        uuids = self._view.tree_read(root_id)
+        uuids.update(self._view.uuids_read(
+            self._view.sharing_among(set().union(*held.values()))))
         kept_by_step = [(step, set().union(*kept))
                         for step, (unit, kept) in steps.items()
                         if unit == PROVIDERS]
@@ -341,3 +341,40 @@ class _NotTallied:
 
 
 NOT_TALLIED = _NotTallied()
+
+
+@dataclasses.dataclass
+class KeyExplanation:
+    """The rank key of one returned candidate, term by term."""
+
+    #: The suffixes of the alternatives used, one per set.
+    alternatives: tuple
+    preferred: int
+    round: int
+    #: {resource class name: free after the candidate}, in rank_by order.
+    free: dict
+    #: The uuid of the root of the candidate's tree.
+    tree: str
+    index: int
+    #: The alternatives tried first: Skipped, in priority order.
+    skipped: list
+
+
+class Skipped(typing.NamedTuple):
+    """Why the tree could not use ``alternatives``: no provider of the tree
+    can serve ``group`` (``step`` 'trees'), or no allocation request of
+    the tree meets the rule ``step`` (combine.Combiner.rules)."""
+
+    alternatives: tuple
+    step: str
+    group: typing.Optional[str] = None
+
+
+@dataclasses.dataclass
+class RankExplanation:
+    #: The names of the key's terms, in order.
+    key: list
+    #: How many trees were walked for their candidates.
+    walked: int
+    #: A KeyExplanation per returned candidate, in order.
+    candidates: list

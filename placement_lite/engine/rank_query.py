@@ -4,7 +4,7 @@ api-ref/extensions.md): ``rank_by``, ``preferred{suffix}``,
 
 Pure functions of the pairs and the groups already parsed, like
 ``request.parse_query``, which calls :func:`parse`; the search that uses
-them is ``ranked_search``. :func:`alternative_requests` turns a request with
+them is ``engine.ranked``. :func:`alternative_requests` turns a request with
 alternatives into one request per choice of alternatives, in priority
 order.
 """

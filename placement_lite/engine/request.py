@@ -75,16 +75,20 @@ class CandidateRequest:
     explain: object = None
     #: rank_query.Ranking (1.42), or None: candidates in the unranked order.
     ranking: object = None
+    #: The microversion the request was parsed at: its rules decide what
+    #: the query may say, and some of what the engine makes of it.
+    version: microversion.Version = microversion.EXTENSION_MAXIMUM
+
+    @property
+    def nested_aware(self):
+        """Whether a candidate may take resources from several providers
+        of one tree, and summaries show every provider of the trees
+        returned (from 1.29)."""
+        return self.version >= microversion.NESTED_AWARE_CANDIDATES
 
     @property
     def requested_resource_classes(self):
         return {rc for group in self.groups.values() for rc in group.resources}
-
-    @property
-    def shape(self):
-        """What requests of the same shape share: the request but its
-        limit, as text."""
-        return repr(dataclasses.replace(self, limit=None))
 
 
 def _values(pairs, key):
@@ -97,7 +101,8 @@ def parse_query(pairs, version):
 
     The query must already have passed the schema for ``version``.
     """
-    request = CandidateRequest(groups={})
+    request = CandidateRequest(groups={},
+                               version=microversion.Version(*version))
     extended = version >= microversion.EXPLAIN
     _parse_request_wide(request, pairs, extended)
     request.groups = _parse_groups(pairs, version)

@@ -2,8 +2,8 @@
 and under which anchor (the root of the tree an allocation request is built
 around).
 
-Each group is filtered with a few set-based queries (``db.candidates``),
-over the capacities of a ``db.snapshot.Snapshot`` read once per window of
+Each group is filtered with a few set-based lookups, over the
+capacities of the request's ``db.cloud.View`` read once per window of
 trees (or once for the whole cloud). The result is, per group, the
 providers that may serve it under each anchor; nothing here combines
 groups.
@@ -36,9 +36,7 @@ import typing
 import numpy as np
 
 from placement_lite import errors
-from placement_lite.db import candidates as db
-from placement_lite.db import snapshot
-from placement_lite.db.cloud import holdings
+from placement_lite.db import cloud
 from placement_lite.engine import explain
 
 Step = explain.Step
@@ -88,8 +86,8 @@ class SearchResult:
     class_names: dict
     #: Anchors (root ids) under which every group can be served.
     anchors: list
-    #: The snapshot.Snapshot the search read.
-    snapshot: snapshot.Snapshot
+    #: The cloud.View the search read.
+    view: cloud.View
 
     def root_of(self, provider_id):
         return self.roots[provider_id]
@@ -118,7 +116,7 @@ class _ByClass(dict):
 
 class Searcher:
     """Searches the groups of one request, over the whole cloud or over
-    windows of trees (snapshot.Window).
+    windows of trees (cloud.Window).
 
     Names, aggregates and trait filters of a group are resolved the first
     time the group is reached and kept for later windows. A group is
@@ -133,14 +131,15 @@ class Searcher:
         groups = list(request.groups.values())
         explained = request.explain if isinstance(request.explain,
                                                   str) else None
-        known = db.read_known(
+        #: The request's door to what the process keeps and the database.
+        self.view = cloud.request_view(
             conn,
             {name for group in groups for name in group.resources},
             set().union(request.root_required, request.root_forbidden,
                         *(group.forbidden_traits for group in groups),
                         *(names for group in groups
                           for names in group.required_traits),
-                        # Checked by ranked_search.
+                        # Checked by engine.ranked.
                         request.ranking.trait_names if request.ranking
                         else ()),
             set().union(*(group.forbidden_aggregates for group in groups),
@@ -150,11 +149,9 @@ class Searcher:
                         *request.root_member_of),
             {group.in_tree for group in groups if group.in_tree}
             | ({explained} if explained else set()))
-        #: What the providers searched have and use.
-        self.snapshot = snapshot.Snapshot(conn, known.class_names,
-                                          known.transactions_seen)
+        known = self.view.known
         self.tally = tally
-        tally.start(known.class_names, self.snapshot)
+        tally.start(known.class_names, self.view)
         #: The root of the tree explain=<uuid> names, or None.
         self.explained_root = None
         if explained:
@@ -166,13 +163,12 @@ class Searcher:
             tally.explaining(explained, self.explained_root)
         class_ids = {name: id_ for id_, name in known.class_names.items()}
         self.names = _Names(
-            conn, known, class_ids,
-            *_allowed_anchors(conn, request, known, tally),
+            self.view, known, class_ids,
+            *_allowed_anchors(self.view, request, known, tally),
             {in_tree: {class_ids[name] for group in groups
                        if group.in_tree == in_tree
                        for name in group.resources if name in class_ids}
-             for in_tree in {group.in_tree for group in groups}},
-            self.snapshot)
+             for in_tree in {group.in_tree for group in groups}})
         self._groups = [_GroupSearch(group, self.names) for group in groups]
         #: How many groups (in order) have been searched at least once.
         self.groups_reached = 0
@@ -186,7 +182,7 @@ class Searcher:
         serve), or few providers are in the aggregates of a group's
         member_of, or (with
         ``read_holders``) a class or trait some group asks for is held by
-        few providers (db.holders_if_few), none of those providers
+        few providers (View.holders_if_few), none of those providers
         sharing its inventory; None otherwise (or when a name is unknown:
         the search tells). Searching those trees alone finds what
         searching every tree would.
@@ -196,7 +192,7 @@ class Searcher:
         before it has known names, so resolving raises nothing else)."""
         names = self.names
         known = names.known
-        narrowed = self._few(names.allowed_anchors)
+        narrowed = self.view.few_enough(names.allowed_anchors)
         for searcher in self._groups:
             if searcher.has_unknown_names():
                 return None
@@ -204,7 +200,7 @@ class Searcher:
             if group.in_tree:
                 narrowed = self._in_tree(narrowed, group.in_tree)
             if group.member_of:
-                narrowed = self._narrowed(narrowed, self._few(
+                narrowed = self._narrowed(narrowed, self.view.few_enough(
                     searcher.resolve().aggregate_roots))
             if not (read_holders and group.resources):
                 continue
@@ -212,13 +208,12 @@ class Searcher:
                 rc_id = names.class_ids[name]
                 if rc_id not in known.largest:
                     return None
-                narrowed = self._narrowed(narrowed, db.holders_if_few(
-                    names.conn, rc_id=rc_id, most=_worth_reading(narrowed),
-                    whole=self.snapshot.at_rest()))
+                narrowed = self._narrowed(narrowed, self.view.holders_if_few(
+                    rc_id=rc_id, most=self.view.worth_reading(narrowed)))
             for alternatives in group.required_traits:
-                narrowed = self._narrowed(narrowed, db.holders_if_few(
-                    names.conn, trait_ids=_trait_ids(known, alternatives),
-                    most=_worth_reading(narrowed)))
+                narrowed = self._narrowed(narrowed, self.view.holders_if_few(
+                    trait_ids=_trait_ids(known, alternatives),
+                    most=self.view.worth_reading(narrowed)))
         if narrowed is None:
             return None
         return sorted(narrowed - names.excluded_anchors)
@@ -232,20 +227,10 @@ class Searcher:
         if root is None:
             return roots
         sharing = self.names.every_sharing_provider.intersection(
-            self.snapshot.parents([root]))
-        trees = {root}.union(*db.anchors_for_sharing(
-            self.names.conn, sharing,
-            self.snapshot.derived_current()).values())
+            self.view.parents([root]))
+        trees = {root}.union(*self.view.anchors_for_sharing(
+            sharing).values())
         return trees if roots is None else roots & trees
-
-    def _few(self, roots):
-        """``roots`` (a collection of root ids, or {provider id: root id}),
-        if they are few enough to search their trees alone (at most
-        db.FEW_HOLDERS, and at most half the trees); else None."""
-        if roots is None or len(roots) > db.FEW_HOLDERS or (
-                2 * len(roots) > db.trees_lately(self.names.conn)):
-            return None
-        return roots
 
     def _narrowed(self, roots, holders):
         """``roots`` (None: every root) narrowed to the trees of
@@ -262,13 +247,13 @@ class Searcher:
         return self.groups_reached == len(self._groups)
 
     def search(self, window=None):
-        """The SearchResult for ``window`` (a snapshot.Window; None: the
+        """The SearchResult for ``window`` (a cloud.Window; None: the
         whole cloud).
 
         Raises NoCandidates when a group cannot be served anywhere; in a
         window, returns None when some group cannot be served there."""
         self.tally.searching(window)
-        in_window = _InWindow(self.names, self.snapshot, window, self.tally)
+        in_window = _InWindow(self.names, window, self.tally)
         capacities = {}
         held = []
         resourceless_roots = {}
@@ -288,14 +273,14 @@ class Searcher:
                                      if rc_id in capacities else capable)
                 held.append(capable)
             resourceless_roots.update(searcher.resourceless_roots)
-        roots = holdings.roots_by_id(held)
+        roots = cloud.roots_by_id(held)
         roots.update(resourceless_roots)
         anchors = set.intersection(*(set(g.by_anchor) for g in groups))
         self.tally.all_groups(anchors)
         return SearchResult(groups, _ByClass(capacities), roots,
                             in_window.sharing_among(roots),
                             self.names.class_names, sorted(anchors),
-                            self.snapshot)
+                            self.view)
 
 
     def first_unserved(self, root_ids):
@@ -303,8 +288,7 @@ class Searcher:
         of the tree can serve} for those of ``root_ids`` (searched as one
         window) that cannot serve every group. The tally is not told:
         explain asks it of trees it did not search for their candidates."""
-        in_window = _InWindow(self.names, self.snapshot,
-                              snapshot.Window.of_roots(root_ids))
+        in_window = _InWindow(self.names, cloud.Window.of_roots(root_ids))
         left = set(root_ids)
         unserved = {}
         for searcher in self._groups:
@@ -336,7 +320,7 @@ class Searcher:
                        for later in self._groups[index + 1:]):
                 return
             if index not in self._served_somewhere and not group.run(
-                    _InWindow(self.names, self.snapshot, None)).by_anchor:
+                    _InWindow(self.names, None)).by_anchor:
                 return
 
 
@@ -345,8 +329,9 @@ class _Names:
     """What every group of one request looks up: the names it uses and
     the providers they stand for, read once."""
 
-    conn: object
-    #: db.Known.
+    #: The request's cloud.View.
+    view: object
+    #: cloud.Known.
     known: object
     #: {resource class name: id} of every class.
     class_ids: dict
@@ -358,8 +343,6 @@ class _Names:
     #: {in_tree uuid (or None): ids of the known classes the groups with
     #: that in_tree ask for}.
     classes_by_tree: dict
-    #: The request's snapshot.Snapshot.
-    snapshot: snapshot.Snapshot
 
     @property
     def class_names(self):
@@ -370,8 +353,7 @@ class _Names:
         """Ids of every provider of the cloud sharing its inventory, read
         when first needed: only for providers a search did not read (or
         found once for the cloud's read, while it is at rest)."""
-        return db.sharing_provider_ids(self.conn,
-                                       self.snapshot.derived_current())
+        return self.view.sharing_provider_ids()
 
     @property
     def largest(self):
@@ -380,13 +362,12 @@ class _Names:
 
 
 class _InWindow:
-    """The search of one window (a snapshot.Window; None: the whole
+    """The search of one window (a cloud.Window; None: the whole
     cloud): what its groups read there, read once per window."""
 
-    def __init__(self, names, providers_read, window,
-                 tally=explain.NOT_TALLIED):
+    def __init__(self, names, window, tally=explain.NOT_TALLIED):
         self.names = names
-        self.snapshot = providers_read
+        self.view = names.view
         self.window = window
         self.tally = tally
         self._inventories = {}
@@ -394,17 +375,15 @@ class _InWindow:
         #: every sharing provider serving one of its trees, read at once;
         #: over the whole cloud, of those asked for so far.
         self._anchors_of_sharing = None if window is None else (
-            db.sharing_anchors_in_window(names.conn, window.first,
-                                         window.last, window.roots,
-                                         providers_read.derived_current()))
+            self.view.sharing_anchors_in_window(window))
 
     def inventories(self, in_tree, tree_root):
-        """{rc id: holdings.Holdings} in the window (and
+        """{rc id: cloud.Holdings} in the window (and
         tree ``tree_root``) for every known class that groups with this
         ``in_tree`` ask for, and of the sharing providers serving its
         trees."""
         if in_tree not in self._inventories:
-            self._inventories[in_tree] = self.snapshot.capacities(
+            self._inventories[in_tree] = self.view.capacities(
                 self.names.classes_by_tree[in_tree], tree_root, self.window,
                 also_ids=(() if self.window is None
                           else set(self._anchors_of_sharing)))
@@ -414,8 +393,8 @@ class _InWindow:
         """Those of ``provider_ids`` sharing their inventory: told by the
         stocks read, or for a provider not read (a resourceless group's)
         by every_sharing_provider."""
-        unread = self.snapshot.unread(provider_ids)
-        found = self.snapshot.sharing_among(
+        unread = self.view.unread(provider_ids)
+        found = self.view.sharing_among(
             provider_ids if not unread else
             [p for p in provider_ids if p not in unread])
         if unread:
@@ -428,7 +407,7 @@ class _InWindow:
         window = self.window
         if window is not None and not window.holds(root_id):
             return {}
-        return self.snapshot.tree_read(root_id)
+        return self.view.tree_read(root_id)
 
     def sharing_anchors(self, provider_ids):
         """{sharing provider id: anchors in the window} of the sharing
@@ -439,8 +418,7 @@ class _InWindow:
         if self.window is None:
             missing = [p for p in provider_ids if p not in known]
             if missing:
-                found = db.anchors_for_sharing(
-                    self.names.conn, missing, self.snapshot.derived_current())
+                found = self.view.anchors_for_sharing(missing)
                 for provider_id in missing:
                     known[provider_id] = found.get(provider_id, set())
         return {p: known.get(p, set()) for p in provider_ids}
@@ -478,7 +456,7 @@ class _InWindow:
         return _array(self.names.excluded_anchors)
 
 
-def _allowed_anchors(conn, request, known, tally):
+def _allowed_anchors(view, request, known, tally):
     """(Root ids allowed by root_required and root_member_of, or None when
     not filtering; root ids excluded).
 
@@ -492,15 +470,15 @@ def _allowed_anchors(conn, request, known, tally):
     required = _trait_ids(known, request.root_required)
     forbidden = _trait_ids(known, request.root_forbidden)
     if forbidden and not required and not tally.active:
-        excluded = frozenset(db.roots_with_any_trait(conn, forbidden))
+        excluded = frozenset(view.roots_with_any_trait(forbidden))
     elif required or forbidden:
-        allowed = _narrowed(allowed, 'root_required', db.roots_with_traits(
-            conn, required, forbidden), tally)
+        allowed = _narrowed(allowed, 'root_required', view.roots_with_traits(
+            required, forbidden), tally)
     if request.root_member_of or request.root_forbidden_aggregates:
         allowed = _narrowed(
-            allowed, 'root_member_of', db.provider_ids_in_aggregates(
-                conn, request.root_member_of, known.aggregate_ids,
-                roots_only=True, forbidden=request.root_forbidden_aggregates),
+            allowed, 'root_member_of', view.provider_ids_in_aggregates(
+                request.root_member_of, roots_only=True,
+                forbidden=request.root_forbidden_aggregates),
             tally)
     return allowed, excluded
 
@@ -515,15 +493,6 @@ def _narrowed(allowed, name, roots, tally):
     return allowed
 
 
-def _worth_reading(narrowed):
-    """The most holders worth reading to narrow the trees ``narrowed``
-    (None: every tree) further: db.CHEAP_HOLDERS, or half as many as
-    there are trees when more (reading more costs about what searching
-    them would)."""
-    return None if narrowed is None else max(db.CHEAP_HOLDERS,
-                                             len(narrowed) // 2)
-
-
 def _trait_ids(known, names):
     """The ids of the traits ``names``; 400 when one does not exist."""
     for name in sorted(names):
@@ -536,7 +505,7 @@ def _trait_ids(known, names):
 class _Filters:
     """A group's resolved names and provider filters.
 
-    Traits are checked on the stocks the snapshot read, for the providers
+    Traits are checked on the stocks the view read, for the providers
     a search reads anyway (those with an inventory of a class asked for):
     the work then follows the window searched, not the cloud. Only a
     resourceless group, whose providers were not read, queries the
@@ -563,15 +532,15 @@ class _Filters:
 
 #: The steps after resource_class that keep the providers of a class
 #: able to give the amount, in order.
-_CAPACITY_STEPS = (('capacity', snapshot.with_room),
-                   ('units', snapshot.within_units))
+_CAPACITY_STEPS = (('capacity', cloud.with_room),
+                   ('units', cloud.within_units))
 
 
 class _GroupSearch:
     def __init__(self, group, names):
         self.group = group
         self.names = names
-        self.conn = names.conn
+        self.view = names.view
         self._filters = None
         self._resourceless = None
         self.by_class = {}
@@ -625,7 +594,7 @@ class _GroupSearch:
                 return empty
             pairs_by_class[rc_id] = pairs
         by_anchor, trait_owners = self._spread_choices(
-            filters, pairs_by_class, tally, in_window.snapshot)
+            filters, pairs_by_class, tally, in_window.view)
         return GroupChoices(suffix, amounts, by_anchor,
                             filters.required, trait_owners)
 
@@ -647,15 +616,14 @@ class _GroupSearch:
         if self._filters is not None:
             return self._filters
         group = self.group
-        conn = self.conn
+        view = self.view
         known = self.names.known
         amounts = self._class_amounts()
         in_aggregates = None
         aggregate_roots = None
         if group.member_of:
-            aggregate_roots = db.provider_ids_in_aggregates(
-                conn, group.member_of, known.aggregate_ids, with_roots=True,
-                whole=self.names.snapshot.derived_current())
+            aggregate_roots = view.provider_ids_in_aggregates(
+                group.member_of, with_roots=True)
             if not aggregate_roots:
                 raise NoCandidates('member_of')
             in_aggregates = set(aggregate_roots)
@@ -668,13 +636,12 @@ class _GroupSearch:
             if tree_root is None:
                 raise NoCandidates('in_tree')
         bad_aggregates = (
-            db.provider_ids_in_any_aggregate(
-                conn, group.forbidden_aggregates, known.aggregate_ids)
+            view.provider_ids_in_any_aggregate(group.forbidden_aggregates)
             if group.forbidden_aggregates else set())
         bad_traits = with_traits = None
         if not amounts:
-            bad_traits = db.provider_ids_with_any_trait(conn, forbidden)
-            with_traits = (db.provider_ids_with_traits(conn, required)
+            bad_traits = view.provider_ids_with_any_trait(forbidden)
+            with_traits = (view.provider_ids_with_traits(required)
                            if required else None)
         self._filters = _Filters(
             amounts, in_aggregates, aggregate_roots, required,
@@ -705,7 +672,7 @@ class _GroupSearch:
                          providers):
                 return {}
             providers = self._single_provider_filter(
-                filters, providers, tally, in_window.snapshot)
+                filters, providers, tally, in_window.view)
             if providers is None:
                 return {}
             held = next(iter(by_class.values())).by_id()
@@ -769,7 +736,7 @@ class _GroupSearch:
             else:
                 providers = set()
             self._resourceless = (providers,
-                                  db.roots_of(self.conn, providers))
+                                  self.view.roots_of(providers))
         return self._resourceless
 
     def _spread_choices(self, filters, pairs_by_class, tally, read):
@@ -832,7 +799,7 @@ class _GroupSearch:
         group = self.group
         tally = in_window.tally
         in_aggregates = filters.in_aggregates
-        read = in_window.snapshot
+        read = in_window.view
         providers, anchors = capable.ids, capable.roots
         if filters.tree_root is None:
             shared = _lacking_traits(in_window.sharing_among(capable),

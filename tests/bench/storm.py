@@ -223,10 +223,12 @@ class Hosts:
         self.trees = {}
         #: {root uuid: [uuid of each sharing provider serving it]}.
         self.sharing = {}
+        root_of = {}
         for provider in cloud.providers:
             root = provider
             while root.parent is not None:
                 root = root.parent
+            root_of[provider.uuid] = root.uuid
             if ('MISC_SHARES_VIA_AGGREGATE' in root.traits
                     or set(forbidden) & set(root.traits)):
                 continue
@@ -235,6 +237,15 @@ class Hosts:
             for aggregate in provider.aggregates:
                 serving += [uuid for uuid in sharing[aggregate]
                             if uuid not in serving]
+
+        #: {root uuid: the consumers holding memory of its tree}, before
+        #: the storm.
+        self.instances = collections.Counter(
+            root for root in (
+                next((root_of[uuid] for uuid, resources
+                      in consumer.allocations.items()
+                      if 'MEMORY_MB' in resources), None)
+                for consumer in cloud.consumers) if root is not None)
 
     def copy(self):
         """Another model of the same cloud, its usage changed apart."""
@@ -288,20 +299,20 @@ class Hosts:
     def place(self, count):
         """Place ``count`` instances one by one, each on the host with the
         most free memory where the flavor fits (ties: the first created);
-        the hosts chosen."""
+        the instances placed on each host chosen (a Counter)."""
         order = {root: number for number, root in enumerate(self.trees)}
         heap = []
         for root in self.fitting():
             used, capacity = self.memory(root)
             heap.append((used - capacity, order[root], root))
         heapq.heapify(heap)
-        chosen = set()
+        chosen = collections.Counter()
         while count and heap:
             _free, number, root = heapq.heappop(heap)
             if not self.claim(root):
                 continue
             count -= 1
-            chosen.add(root)
+            chosen[root] += 1
             used, capacity = self.memory(root)
             heapq.heappush(heap, (used - capacity, number, root))
         return chosen
@@ -468,17 +479,18 @@ def memory_of_hosts(conn):
 
 
 def hosts_of(conn, project):
-    """The roots of the trees whose memory the consumers of ``project``
-    hold, read on ``conn``."""
-    return {root for root, in conn.execute(sa.text(
-        'SELECT DISTINCT root.uuid FROM allocations a '
+    """{root: how many consumers of ``project`` hold its tree's memory}
+    (a Counter), read on ``conn``."""
+    return collections.Counter(root for root, _consumer in conn.execute(
+        sa.text(
+        'SELECT DISTINCT root.uuid, c.uuid FROM allocations a '
         'JOIN consumers c ON c.uuid = a.consumer_id '
         'JOIN projects p ON p.id = c.project_id '
         'JOIN resource_classes rc ON rc.id = a.resource_class_id '
         'JOIN resource_providers rp ON rp.id = a.resource_provider_id '
         'JOIN resource_providers root ON root.id = rp.root_provider_id '
         "WHERE p.external_id = :project AND rc.name = 'MEMORY_MB'"),
-        {'project': project})}
+        {'project': project}))
 
 
 def spread(before, memory, chosen, placed):
@@ -487,7 +499,7 @@ def spread(before, memory, chosen, placed):
 
     ``before`` is the :class:`Hosts` of the cloud before the storm,
     ``memory`` {root: (used, capacity)} after it (:func:`memory_of_hosts`),
-    ``chosen`` the hosts the storm placed instances on, ``placed`` how many.
+    ``chosen`` {host: instances} the storm placed, ``placed`` how many.
     Counted are the hosts where the flavor fitted before the storm: the
     hosts it cannot go to (a full one's memory may be a third used) would
     set the largest share whatever the storm did. Returns
@@ -501,6 +513,9 @@ def spread(before, memory, chosen, placed):
       the storm placed on, and of those the ideal placed on (None when
       none): a storm that puts an instance on a host fuller than the rest
       shows here even when a host already fuller hides it in the first;
+    - most_instances, ideal_most_instances: the most instances one of
+      those hosts holds (those it held before and those placed), after
+      the storm and after the ideal;
     - hosts: how many hosts the flavor fitted.
     """
     hosts = before.fitting()
@@ -523,6 +538,12 @@ def spread(before, memory, chosen, placed):
         'chosen_share': largest(share(memory[root]) for root in chosen),
         'ideal_chosen_share': largest(share(ideal.memory(root))
                                       for root in ideal_chosen),
+        'most_instances': max(
+            (before.instances[root] + chosen[root] for root in hosts),
+            default=0),
+        'ideal_most_instances': max(
+            (before.instances[root] + ideal_chosen[root] for root in hosts),
+            default=0),
     }
 
 
@@ -734,8 +755,9 @@ def spread_table(report):
     as markdown; '' when no storm of the report has it."""
     lines = ['| variant | schedulers | hosts it fits | largest memory share '
              "| ideal | one instance's | at most ideal + one "
-             '| fullest host chosen | ideal |',
-             '|---|---:|---:|---:|---:|---:|---|---:|---:|']
+             '| fullest host chosen | ideal | most instances on a host '
+             '| ideal |',
+             '|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|']
     for result in report['storms']:
         found = result.get('spread')
         if found is None:
@@ -743,12 +765,15 @@ def spread_table(report):
         within = (found['largest_share'] is not None
                   and found['largest_share'] <= found['ideal_share']
                   + found['instance_share'] + 1e-9)
-        lines.append('| %s | %d | %d | %s | %s | %s | %s | %s | %s |' % (
+        lines.append('| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s '
+                     '| %s |' % (
             _variant(result), result['schedulers'], found['hosts'],
             _share(found['largest_share']), _share(found['ideal_share']),
             _share(found['instance_share']), 'yes' if within else '**no**',
             _share(found['chosen_share']),
-            _share(found['ideal_chosen_share'])))
+            _share(found['ideal_chosen_share']),
+            found.get('most_instances', '-'),
+            found.get('ideal_most_instances', '-')))
     return '\n'.join(lines) if len(lines) > 2 else ''
 
 

@@ -41,7 +41,8 @@ def _parse_args(argv):
 
 def _table(results):
     rows = []
-    totals = {'tests': 0, 'passed': 0, 'failed': 0, 'skipped': 0}
+    totals = {'tests': 0, 'passed': 0, 'failed': 0, 'skipped': 0,
+              'xfailed': 0}
     for name in sorted(results):
         file_results, seconds = results[name]
         row = {'file': name, 'tests': len(file_results),
@@ -49,6 +50,7 @@ def _table(results):
                'failed': sum(runner.counts_as_failure(r)
                              for r in file_results),
                'skipped': sum(r.status == 'skipped' for r in file_results),
+               'xfailed': sum(r.status == 'xfailed' for r in file_results),
                'seconds': round(seconds, 2)}
         rows.append(row)
         for key in totals:
@@ -59,17 +61,17 @@ def _table(results):
 
 def _print_table(rows, totals, out):
     width = max([len(row['file']) for row in rows] + [len('TOTAL')])
-    line = '%-*s %6s %6s %6s %6s'
-    out.write(line % (width, 'file', 'tests', 'passed', 'failed', 'skip')
-              + '\n')
-    for row in rows:
+    line = '%-*s %6s %6s %6s %6s %6s'
+    out.write(line % (width, 'file', 'tests', 'passed', 'failed', 'skip',
+                      'xfail') + '\n')
+    for row in rows + [dict(totals, file='TOTAL')]:
         out.write(line % (width, row['file'], row['tests'], row['passed'],
-                          row['failed'], row['skipped']) + '\n')
-    out.write(line % (width, 'TOTAL', totals['tests'], totals['passed'],
-                      totals['failed'], totals['skipped']) + '\n')
-    out.write('%d files, %d tests: %d passed, %d failed, %d skipped\n'
+                          row['failed'], row['skipped'], row['xfailed'])
+                  + '\n')
+    out.write('%d files, %d tests: %d passed, %d failed, %d skipped, '
+              '%d xfailed\n'
               % (totals['files'], totals['tests'], totals['passed'],
-                 totals['failed'], totals['skipped']))
+                 totals['failed'], totals['skipped'], totals['xfailed']))
 
 
 def _write_json(path, backend, rows, totals, results, seconds):

@@ -64,7 +64,7 @@ _REQUEST_ID = re.compile(r'req-<uuid>')
 class TestResult:
     file: str
     name: str
-    status: str  # passed, failed, error, skipped
+    status: str  # passed, failed, error, skipped, xfailed (gabbi_runner)
     method: str
     url: str
     message: str = ''

@@ -76,12 +76,13 @@ def test_root_installs_only_the_missing_packages(tmp_path):
     assert machine.commands == [
         apt('update'),
         apt('install', '--no-install-recommends', 'postgresql',
-            'mariadb-server', 'galera-4', 'haproxy', 'prometheus'),
+            'mariadb-server', 'galera-4', 'haproxy', 'podman', 'runc',
+            'catatonit', 'debootstrap', 'prometheus'),
         ['service', 'postgresql', 'stop'], ['service', 'mariadb', 'stop'],
         ['service', 'haproxy', 'stop'], ['service', 'prometheus', 'stop']]
     assert machine.said == [
         'placement_lite tests: installing postgresql mariadb-server '
-        'galera-4 haproxy prometheus '
+        'galera-4 haproxy podman runc catatonit debootstrap prometheus '
         '(apt-get) for the servers the tests start; '
         'PLACEMENT_LITE_TEST_INSTALL=0 not to']
 
@@ -95,7 +96,8 @@ def test_a_user_with_passwordless_sudo_installs_through_it(tmp_path):
         apt('update', prefix=sudo),
         apt('install', '--no-install-recommends', 'postgresql',
             'mariadb-server', 'nginx-light', 'galera-4', 'haproxy',
-            'prometheus', prefix=sudo),
+            'podman', 'runc', 'catatonit', 'debootstrap', 'prometheus',
+            prefix=sudo),
         *[sudo + stop for stop in STOPS]]
 
 
@@ -111,7 +113,8 @@ def test_a_server_that_may_not_be_installed_is_skipped(
         tmp_path, programs, euid, environ, why, commands):
     machine = Machine(tmp_path, programs=programs, sudo_answers=1,
                       files=['initdb', 'pg_ctl', 'mariadbd',
-                             'libgalera_smm.so', 'haproxy', 'promtool'])
+                             'libgalera_smm.so', 'haproxy', 'promtool',
+                             'podman', 'runc', 'catatonit', 'debootstrap'])
     machine.environ.update(environ)
     assert machine.provision(euid) == ['mariadb', 'nginx']
     assert machine.commands == commands

@@ -11,7 +11,7 @@ import pytest
 from placement_lite.db.cloud import summaries
 from placement_lite.engine import Candidates
 from placement_lite.engine import combine
-from placement_lite.handlers import allocation_candidates
+from placement_lite.handlers import candidates_answer
 from placement_lite.handlers import responses
 
 A = '0b52ec9c-6a3e-4b0f-9d2e-5c7a3f1d2e01'
@@ -90,7 +90,7 @@ SUMMARIES_FROM_1_29 = {
         'provider_summaries': SUMMARIES_FROM_1_29}),
 ], ids=['1.10', '1.29', '1.34'])
 def test_candidates_render_as_json_dumps_would(version, expected):
-    rendered = b''.join(allocation_candidates.render(FOUND, REQUEST,
+    rendered = b''.join(candidates_answer.render(FOUND, REQUEST,
                                                      version))
     assert rendered == json.dumps(expected).encode()
 
@@ -98,12 +98,12 @@ def test_candidates_render_as_json_dumps_would(version, expected):
 def test_a_large_body_is_made_in_pieces(monkeypatch):
     """An answer's body comes in pieces of about BODY_PIECE bytes, which
     join into json.dumps's bytes."""
-    monkeypatch.setattr(allocation_candidates, 'BODY_PIECE', 100)
+    monkeypatch.setattr(candidates_answer, 'BODY_PIECE', 100)
     found = Candidates(
         [combine.Candidate(1, {1: {'VCPU': n}}, {'': {1}})
          for n in range(1, 41)], {1: A}, _Shown({1: _summary(
              A, None, 3, ('HW_CPU_X86_AVX2',) * 20)}))
-    pieces = allocation_candidates.render(found, REQUEST, (1, 34))
+    pieces = candidates_answer.render(found, REQUEST, (1, 34))
     assert b''.join(pieces) == json.dumps({
         'allocation_requests': [
             {'allocations': {A: {'resources': {'VCPU': n}}},
@@ -130,14 +130,14 @@ def test_strings_are_written_as_json_dumps_writes_them():
     found = Candidates(
         [combine.Candidate(1, {1: {odd: 1}}, {'_' + odd: {1}})], {1: A},
         _Shown({1: summary}))
-    assert b''.join(allocation_candidates.render(found, REQUEST,
+    assert b''.join(candidates_answer.render(found, REQUEST,
                                                  (1, 17))) == (
         json.dumps({
             'allocation_requests': [{'allocations': {
                 A: {'resources': {odd: 1}}}}],
             'provider_summaries': {A: {'resources': {},
                                        'traits': [odd]}}}).encode())
-    body = b''.join(allocation_candidates.render(found, REQUEST, (1, 34)))
+    body = b''.join(candidates_answer.render(found, REQUEST, (1, 34)))
     assert body == json.dumps({
         'allocation_requests': [{'allocations': {A: {'resources': {odd: 1}}},
                                  'mappings': {'_' + odd: [A]}}],
@@ -161,7 +161,7 @@ def test_candidates_read_once_and_gone_render_as_they_are():
     found = types.SimpleNamespace(
         allocation_requests=made_as_read(), uuids=uuids,
         provider_summaries=_Shown(), explanation=None)
-    body = b''.join(allocation_candidates.render(found, REQUEST, (1, 34)))
+    body = b''.join(candidates_answer.render(found, REQUEST, (1, 34)))
     assert json.loads(body)['allocation_requests'] == [
         {'allocations': {uuid: {'resources': {'VCPU': n}}},
          'mappings': {'': [uuid]}} for n, uuid in uuids.items()]

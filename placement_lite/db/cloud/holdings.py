@@ -20,7 +20,6 @@ _new_tuple = tuple.__new__
 def _new_capacity(values):
     # tuple.__new__: a third of the cost of Capacity(...).
     return _new_tuple(reads.Capacity, values)
-_NO_SLOTS = np.zeros(0, np.int32)
 
 
 def roots_by_id(holdings):

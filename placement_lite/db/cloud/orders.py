@@ -16,7 +16,6 @@ import bisect
 import numpy as np
 
 
-
 class TreeOrder:
     """Every tree of ``store``, by key for ``orders`` ((rc id, sign),
     ...), as the store is when asked (made again after it changed)."""
@@ -24,11 +23,12 @@ class TreeOrder:
     def __init__(self, store, orders):
         self.store = store
         self.orders = orders
-        self._epoch = None
+        #: The store's versions.usage the order was made at.
+        self._made_at = None
 
     def _current(self):
         store = self.store
-        if self._epoch != store.epoch:
+        if self._made_at != store.versions.usage:
             with store.lock:
                 _order, self._roots, _starts = store.trees()
                 self._amounts = {}
@@ -38,7 +38,7 @@ class TreeOrder:
                 self._sorted = np.lexsort([self._roots] + terms[::-1])
                 #: Each tree's place in _sorted, made when first needed.
                 self._rank = None
-                self._epoch = store.epoch
+                self._made_at = store.versions.usage
         return self
 
     def warm(self):
@@ -122,7 +122,7 @@ class TreeOrder:
         when there is no more)."""
         with self.store.lock:
             self._current()
-            keys = _Keys(self)
+            keys = _SortedKeys(self)
             if key is None:
                 start = 0 if lowest is None else bisect.bisect_left(keys,
                                                                     lowest)
@@ -156,7 +156,7 @@ class TreeOrder:
             return found, last
 
 
-class _Keys:
+class _SortedKeys:
     """The keys of a TreeOrder in order, as a sequence bisect searches."""
 
     def __init__(self, order):

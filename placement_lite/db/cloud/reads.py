@@ -27,6 +27,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from placement_lite import observe
+from placement_lite.db import candidates
 from placement_lite.db import links
 from placement_lite.db import tables
 from placement_lite.db.cloud import store as kept
@@ -218,9 +219,10 @@ class Usage(typing.NamedTuple):
     amounts: np.ndarray
 
 
-def read_scope(conn, store, scope, params, scope_of_trees):
+def read_scope(conn, kept_cloud, scope, params, scope_of_trees):
     """Read the providers of ``scope`` (not the whole cloud) with
-    ``params`` into ``store``; their rows, in provider id order.
+    ``params`` into the store of ``kept_cloud`` (a cloud.Cloud); their
+    rows, in provider id order.
     ``scope_of_trees(root ids)``: the (scope, params) stale stocks are
     read with."""
     found_state, found_usage = [], []
@@ -232,12 +234,14 @@ def read_scope(conn, store, scope, params, scope_of_trees):
             found_usage.append((row[0], row[5], row[6]))
     usage = Usage(*(np.array(column, np.int64) for column in (
         zip(*found_usage) if found_usage else ((), (), ()))))
-    return patch(conn, store, State.of(found_state), usage, scope_of_trees)
+    return patch(conn, kept_cloud, State.of(found_state), usage,
+                 scope_of_trees)
 
 
-def patch(conn, store, state, usage, scope_of_trees, whole=False,
+def patch(conn, kept_cloud, state, usage, scope_of_trees, whole=False,
           written=None, stocks_unchanged=False):
-    """``store`` brought up to the providers' ``state`` and ``usage`` just
+    """The store of ``kept_cloud`` (a cloud.Cloud) brought up to the
+    providers' ``state`` and ``usage`` just
     read (of a scope, or with ``whole`` of the whole cloud: every kept
     provider not in ``state`` then went; or of the providers ``written``,
     an array of ids: those not in ``state`` went). ``usage`` covers the
@@ -245,8 +249,8 @@ def patch(conn, store, state, usage, scope_of_trees, whole=False,
     ``stocks_unchanged`` (no inventory, trait or aggregate written since
     the store read them), a kept provider whose generation moved keeps
     its stock. The rows of ``state``, in provider id order."""
-    with store.lock:
-        store.compact_if_worth_it()
+    kept_cloud.compact_if_worth_it()
+    store = kept_cloud.store
     placed, current = store.placed(*state)
     if stocks_unchanged and not current.all():
         current = store.regenerated(placed, current, state.generations,
@@ -310,10 +314,7 @@ LOGGING_TRIGGERS = tuple(
         'resource_provider_traits', 'placement_aggregates',
         'resource_provider_aggregates'))
 
-#: PostgreSQL: which transactions a statement sees, as text (a request
-#: asks it in its first statement: candidates.read_known).
-TRANSACTIONS_SEEN = sa.cast(sa.func.pg_current_snapshot(), sa.Text)
-_TRANSACTIONS_SEEN = sa.select(TRANSACTIONS_SEEN)
+_TRANSACTIONS_SEEN = sa.select(candidates.TRANSACTIONS_SEEN)
 
 
 def at_rest(conn, store, seen_now=None):
@@ -327,17 +328,19 @@ def at_rest(conn, store, seen_now=None):
     return seen_now == store.transactions_seen
 
 
-def derived_current(conn, store, seen_now=None):
-    """``store`` if what it derived from the database (Store.derived)
-    holds now, else None. On PostgreSQL, with the logs of migration 0007,
-    always ``store``: what it derived is dropped once a transaction wrote
+def derived_current(conn, kept_cloud, seen_now=None):
+    """``kept_cloud`` (a cloud.Cloud) if what it derived from the database
+    (Cloud.derived) holds now, else None. On PostgreSQL, with the logs of
+    migration 0007, always: what it derived is dropped once a transaction
+    wrote
     what providers are (placement_lite_structure_writes) since it began
     deriving, however many allocations were written meanwhile. Elsewhere,
     while the database is at rest (at_rest)."""
+    store = kept_cloud.store
     if not store.writes_logged:
-        return store if at_rest(conn, store, seen_now) else None
-    with store.lock:
-        since = store.derived_since
+        return kept_cloud if at_rest(conn, store, seen_now) else None
+    with kept_cloud.lock:
+        since = kept_cloud.derived_since
         if since is not None:
             changed, now = conn.execute(
                 _STRUCTURE_WRITTEN_SINCE,
@@ -345,30 +348,32 @@ def derived_current(conn, store, seen_now=None):
             # As _written_since: the log may have been trimmed.
             if changed or (_snapshot_xmax(now) - _snapshot_xmin(since)
                            > MOST_TRANSACTIONS_SINCE):
-                store.derive_again(now)
+                kept_cloud.derive_again(now)
         else:
-            store.derive_again(seen_now or conn.execute(
+            kept_cloud.derive_again(seen_now or conn.execute(
                 _TRANSACTIONS_SEEN).scalar())
-    return store
+    return kept_cloud
 
 
-def read_whole(conn, store, scope_of_trees, seen_now=None):
-    """Bring ``store`` up to the whole cloud; how (AS_IS, PATCHED or
-    READ_WHOLE). Reads of the whole cloud take turns."""
-    with store.lock:
-        how = _read_whole(conn, store, scope_of_trees, seen_now)
+def read_whole(conn, kept_cloud, scope_of_trees, seen_now=None):
+    """Bring the store of ``kept_cloud`` (a cloud.Cloud) up to the whole
+    cloud; how (AS_IS, PATCHED or READ_WHOLE). Reads of the whole cloud
+    take turns."""
+    with kept_cloud.lock:
+        how = _read_whole(conn, kept_cloud, scope_of_trees, seen_now)
     observe.watcher.cloud_read(how)
     return how
 
 
-def _read_whole(conn, store, scope_of_trees, seen_now):
+def _read_whole(conn, kept_cloud, scope_of_trees, seen_now):
+    store = kept_cloud.store
     reused = ids_reused(conn)
     seen = None
     if conn.dialect.name == 'postgresql':
         if at_rest(conn, store, seen_now):
             return AS_IS
         if store.transactions_seen is not None and _written_since(
-                conn, store, scope_of_trees):
+                conn, kept_cloud, scope_of_trees):
             return PATCHED
         state, usage, seen, store.writes_logged = conn.execute(
             _whole_query(reused, on_postgresql=True)).one()
@@ -382,19 +387,23 @@ def _read_whole(conn, store, scope_of_trees, seen_now):
         return AS_IS
     how = (READ_WHOLE if store.texts is None
            and store.transactions_seen is None else PATCHED)
-    patch(conn, store, _state_of_text(state or '', reused),
+    patch(conn, kept_cloud, _state_of_text(state or '', reused),
           _usage_of_text(usage or ''), scope_of_trees, whole=True)
     store.texts = (state, usage) if seen is None else None
     store.whole_read(seen)
+    if not store.writes_logged:
+        # Derived while at rest: only until something commits.
+        kept_cloud.derived_sets = {}
     return how
 
 
-def _written_since(conn, store, scope_of_trees):
-    """PostgreSQL: bring ``store`` up to date from the providers logged as
-    written (their rows, or allocations of them: migration 0007) since
-    its last read of the whole cloud; False when that cannot tell it all:
-    the read is older than MOST_TRANSACTIONS_SINCE transactions (the log
-    may have been trimmed since), or the log was not there when it read.
+def _written_since(conn, kept_cloud, scope_of_trees):
+    """PostgreSQL: bring the store of ``kept_cloud`` up to date from the
+    providers logged as written (their rows, or allocations of them:
+    migration 0007) since its last read of the whole cloud; False when
+    that cannot tell it all: the read is older than
+    MOST_TRANSACTIONS_SINCE transactions (the log may have been trimmed
+    since), or the log was not there when it read.
 
     A provider written since was written by a transaction at or after
     the oldest one running when the store last read (its snapshot's
@@ -405,6 +414,7 @@ def _written_since(conn, store, scope_of_trees):
     (their places, inventories, traits, aggregates) is among those, the
     generations that moved were moved by allocations: the stocks kept
     stay."""
+    store = kept_cloud.store
     if not store.writes_logged:
         return False
     oldest_unseen = _snapshot_xmin(store.transactions_seen)
@@ -414,7 +424,7 @@ def _written_since(conn, store, scope_of_trees):
     # the next one this statement's snapshot would give (its xmax).
     if _snapshot_xmax(seen) - oldest_unseen > MOST_TRANSACTIONS_SINCE:
         return False
-    patch(conn, store, _state_of_text(state or '', False),
+    patch(conn, kept_cloud, _state_of_text(state or '', False),
           _usage_of_text(usage or ''), scope_of_trees,
           written=_numbers(written or '', 1)[:, 0].copy(),
           stocks_unchanged=not structure_written)
@@ -543,7 +553,8 @@ def _mysql_whole_queries(reused):
 _STRUCTURE_WRITTEN = sa.exists().where(
     tables.structure_writes.c.transaction_id
     >= sa.bindparam('since', type_=sa.BigInteger))
-_STRUCTURE_WRITTEN_SINCE = sa.select(_STRUCTURE_WRITTEN, TRANSACTIONS_SEEN)
+_STRUCTURE_WRITTEN_SINCE = sa.select(_STRUCTURE_WRITTEN,
+                                     candidates.TRANSACTIONS_SEEN)
 
 
 @functools.cache

@@ -2,14 +2,14 @@
 
 With ``lazy-apps`` each worker builds the application itself, and would
 read and keep the whole cloud (db.cloud) itself: a copy per worker. So the
-first worker of a uwsgi master to build it writes the store to files in
+first worker of a uwsgi master to build it writes the Cloud to files in
 /dev/shm (a file system in memory), and maps them as the others do,
 having waited for it: privately, they read the same pages, and a page a worker
-writes (a patch) becomes its own, as after a fork. A store mapped is
-brought up to date as any store is: it records the transactions it saw,
+writes (a patch) becomes its own, as after a fork. A Cloud mapped is
+brought up to date as any is: its store records the transactions it saw,
 or the texts it read.
 
-The files are those of a pickle of the store, its large arrays and bytes
+The files are those of a pickle of the Cloud, its large arrays and bytes
 (the columns, the rendered summaries) each in a file of its own, written
 sparse (the room a column keeps free takes no memory). They are in a
 directory named for the user, the master and the database (its URL's
@@ -48,7 +48,7 @@ _PREFIX = 'placement-lite-%d-' % os.getuid()
 def built_once(engine):
     """Around the start-up work that fills what is kept for ``engine``:
     in a uwsgi worker under lazy-apps, the
-    first one of its master does it and writes the store; the others find
+    first one of its master does it and writes the Cloud; the others find
     it written and map it first (their start-up work then finds the cloud
     read). Anywhere else, nothing more."""
     place = _place(engine.url)
@@ -64,7 +64,7 @@ def built_once(engine):
     with lock:
         mapped = os.path.isdir(place)
         if mapped:
-            _map(cloud.of(engine), place)
+            _map(engine, place)
         else:
             _remove_those_of_masters_gone()
         yield
@@ -75,7 +75,7 @@ def built_once(engine):
                 _unshared(place, error)
                 return
             # Its own copy too goes for the pages the others map.
-            _map(cloud.of(engine), place)
+            _map(engine, place)
     atexit.register(_remove, place)
 
 
@@ -111,17 +111,17 @@ def _place(url):
         hashlib.sha256(str(url).encode()).hexdigest()[:16]))
 
 
-def _write(store, place):
-    """``store`` pickled into the directory ``place`` (made whole in a
-    directory of its own, then renamed; removed if it could not be, the
-    file system full for one)."""
+def _write(kept, place):
+    """``kept`` (a cloud.Cloud) pickled into the directory ``place`` (made
+    whole in a directory of its own, then renamed; removed if it could
+    not be, the file system full for one)."""
     started = time.monotonic()
     made = place + '.%d' % os.getpid()
     os.mkdir(made, 0o700)
     try:
-        with store.lock, open(os.path.join(made, 'store.pickle'),
-                              'wb') as out:
-            _Writer(out, made).dump(store)
+        with kept.lock, open(os.path.join(made, 'cloud.pickle'),
+                             'wb') as out:
+            _Writer(out, made).dump(kept)
         os.rename(made, place)
     except OSError:
         shutil.rmtree(made, ignore_errors=True)
@@ -165,12 +165,12 @@ def _write_sparse(path, array):
         out.truncate(out.tell() + array[end:].nbytes)
 
 
-def _map(store, place):
-    """Make ``store`` the one pickled in ``place``, its files mapped."""
-    with open(os.path.join(place, 'store.pickle'), 'rb') as stored:
-        loaded = _Reader(stored, place).load()
-    vars(store).clear()
-    vars(store).update(vars(loaded))
+def _map(engine, place):
+    """Keep for ``engine`` the Cloud pickled in ``place``, its files
+    mapped: the whole object, so that every part of it (a tree order,
+    say) refers to the store it is kept with."""
+    with open(os.path.join(place, 'cloud.pickle'), 'rb') as stored:
+        cloud.adopt(engine, _Reader(stored, place).load())
     LOG.debug('kept cloud mapped from %s', place)
 
 

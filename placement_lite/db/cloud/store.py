@@ -14,6 +14,7 @@ usage from the sums read for it, set and never added to, so that a
 patch is the same whichever read brings it.
 """
 
+import dataclasses
 import threading
 import zlib
 
@@ -31,8 +32,8 @@ NO_IDENTITY = -1
 #: tree's sum of thousands of them still fits 64 bits); their exact value
 #: is kept aside for summaries.
 CAPACITY_BOUND = 2 ** 52
-#: What per_shape keeps at most (a few arrays of root ids each).
-MADE_PER_SHAPE = 32
+#: What per_structure keeps at most (a few arrays of root ids each).
+MADE_PER_STRUCTURE = 32
 #: Rows and slots are compacted once the dead ones are more than this
 #: share of them.
 MOST_DEAD = 0.25
@@ -54,13 +55,36 @@ def identity_of(text):
     return (zlib.crc32(encoded) << 31) ^ zlib.adler32(encoded)
 
 
+@dataclasses.dataclass
+class Versions:
+    """How far a Store has changed since it was made, four ways: each
+    counter is bumped by the patches of its kind, and what is made of the
+    store records the counter it was made at and is made again once the
+    counter moved."""
+
+    #: Patches that changed some provider (its stock, usage or place, or
+    #: that it went): what was made of providers is good while none of
+    #: them changed after the count it was made at (Store.changed_at).
+    changes: int = 0
+    #: Times the rows were numbered again (Store.compact_if_worth_it):
+    #: rows noted before are looked up again by id.
+    numbering: int = 0
+    #: Changes of where providers are or what they have (rows or slots
+    #: added, dead, moved, restocked): what is made of those (holders of
+    #: a class, trees, the sets per_structure keeps) is made again.
+    structure: int = 0
+    #: Changes of structure or of usage: what is made of what providers
+    #: keep free (tree orders) is made again.
+    usage: int = 0
+
+
 class Store:
     """The kept providers of one database (see the module's docstring).
 
     Writers hold ``lock``; readers take columns without it (a column grown
     or compacted is a new array: see columns)."""
 
-    def __init__(self):
+    def __init__(self, sharing_trait=None):
         self.lock = threading.RLock()
         # Ids, generations and units are the schema's 32-bit integers.
         self.rows = columns.Columns(
@@ -72,46 +96,37 @@ class Store:
             min_unit=np.int32, max_unit=np.int32, step_size=np.int32)
         #: Row of each provider id, DEAD for none.
         self.row_of = np.full(0, DEAD, np.int32)
-        #: Counts the patches that changed a provider (see changed_at).
-        self.clock = 0
-        #: By provider id: the ``clock`` of the last patch that changed
-        #: what the provider has, uses or where it is (or that it went),
-        #: set once the patch's values are written. What was made of
-        #: providers read when the clock showed C holds while none of
-        #: them changed after C (see engine.reuse).
+        #: How far the store has changed, four ways (see Versions).
+        self.versions = Versions()
+        #: By provider id: ``versions.changes`` as the last patch that
+        #: changed what the provider has, uses or where it is (or that it
+        #: went) left it, set once the patch's values are written. What was
+        #: made of providers read when ``versions.changes`` was C holds
+        #: while none of them changed after C (see firsts).
         self.changed_at = np.zeros(0, np.int64)
-        #: {key: what the engine keeps between requests, while what it
-        #: was made of is unchanged} (see engine.reuse).
-        self.kept = {}
         #: Trait names of each set, in trait id order: a row's ``traits``.
         self.trait_sets = [()]
         self._trait_set_index = {(): 0}
         #: Whether each trait set holds the sharing trait (see
         #: candidates.SHARING_TRAIT), set by the reader.
         self.sharing = np.zeros(1, bool)
-        self.sharing_trait = None
+        self.sharing_trait = sharing_trait
         #: {slot: its capacity} where it is beyond CAPACITY_BOUND.
         self.exact_capacities = {}
         #: {row: uuid} where it is not 36 ASCII characters.
         self.odd_uuids = {}
         self.live = 0
         self.dead_slots = 0
-        #: How many times rows were numbered again (compact_if_worth_it).
-        self.compactions = 0
-        #: Bumped by every change of where providers are or what they
-        #: have (rows or slots added, dead, moved, restocked): what is made
-        #: of those (holders, trees) is made again.
-        self.shape = 0
         #: {rc id: live slots of the class, by provider id}, made when first
-        #: asked for at a shape.
+        #: asked for at a structure version.
         self._holders = {}
-        self._holders_shape = None
-        #: {key: what per_shape made of the rows at _made_shape}.
+        self._holders_structure = None
+        #: {key: what per_structure made of the rows at _made_structure}.
         self._made = {}
-        self._made_shape = None
+        self._made_structure = None
         #: (live rows by root then id, sorted roots, where each starts).
         self._trees = None
-        self._trees_shape = None
+        self._trees_structure = None
         #: Rows whose summary changed (stock, usage, place) since the
         #: summaries last asked (see summaries.Arena).
         self.unrendered = set()
@@ -124,41 +139,10 @@ class Store:
         self.writes_logged = False
         #: MySQL, SQLite: the texts of the last read of the whole cloud.
         self.texts = None
-        #: {name: what was made of the database while it was at rest since
-        #: the last read of the whole cloud, or on PostgreSQL since
-        #: ``derived_since``} (see derived).
-        self._derived = {}
-        #: PostgreSQL: the transactions seen when the store began deriving
-        #: what ``_derived`` holds (see reads.derived_current).
-        self.derived_since = None
-        #: Bumped by every change of usage too: what is made of what
-        #: providers keep free (tree orders) is made again.
-        self.epoch = 0
-        #: The summaries.Arena of the members rendered, or None.
-        self.arena = None
-        #: {((rc id, sign), ...): orders.TreeOrder} (see cloud.tree_order).
-        self.tree_orders = {}
 
     def whole_read(self, transactions_seen):
         """The whole cloud was just read, seeing ``transactions_seen``."""
         self.transactions_seen = transactions_seen
-        if not self.writes_logged:
-            self._derived = {}
-
-    def derive_again(self, transactions_seen):
-        """Drop what was derived: what is derived from now on is as of
-        ``transactions_seen`` or later."""
-        self._derived = {}
-        self.derived_since = transactions_seen
-
-    def derived(self, name, make):
-        """What ``make()`` gives, made once while what it is made of is
-        unchanged: for what requests would otherwise ask the database
-        again (see reads.derived_current)."""
-        made = self._derived.get(name)
-        if made is None:
-            made = self._derived[name] = make()
-        return made
 
     # -- What is kept, as asked for -----------------------------------
 
@@ -213,20 +197,21 @@ class Store:
         """Every live row, in row order."""
         return np.flatnonzero(self.rows.root[:self.rows.size] != DEAD)
 
-    def per_shape(self, key, make):
-        """What ``make()`` gives, kept by ``key`` until the shape changes
-        (at most MADE_PER_SHAPE kept: then they are made again; shared:
-        never change it)."""
-        shape = self.shape
-        if self._made_shape != shape:
+    def per_structure(self, key, make):
+        """What ``make()`` gives, kept by ``key`` until the structure
+        changes (Versions.structure; at most MADE_PER_STRUCTURE kept: then
+        they are made again; shared: never change it)."""
+        structure = self.versions.structure
+        if self._made_structure != structure:
             self._made = {}
-            self._made_shape = shape
+            self._made_structure = structure
         made = self._made.get(key)
         if made is None:
             made = make()
-            # Kept only if made of the rows of the shape it is kept for.
-            if self.shape == shape == self._made_shape:
-                if len(self._made) >= MADE_PER_SHAPE:
+            # Kept only if made of the rows it is kept for.
+            if self.versions.structure == structure == (
+                    self._made_structure):
+                if len(self._made) >= MADE_PER_STRUCTURE:
                     self._made = {}
                 self._made[key] = made
         return made
@@ -234,9 +219,9 @@ class Store:
     def holders(self, rc_id):
         """Live slots of ``rc_id``, by provider id (shared: never change
         it)."""
-        if self._holders_shape != self.shape:
+        if self._holders_structure != self.versions.structure:
             self._holders = {}
-            self._holders_shape = self.shape
+            self._holders_structure = self.versions.structure
         made = self._holders.get(rc_id)
         if made is None:
             slots = self.slots
@@ -255,14 +240,15 @@ class Store:
 
     def trees(self):
         """(Live rows by root id then provider id, the sorted root ids,
-        where each root's rows start in the first): made once per shape."""
-        if self._trees_shape != self.shape:
+        where each root's rows start in the first): made once per
+        structure version."""
+        if self._trees_structure != self.versions.structure:
             live = self.live_rows()
             rows = self.rows
             order = live[np.lexsort((rows.id[live], rows.root[live]))]
             roots, starts = np.unique(rows.root[order], return_index=True)
             self._trees = (order, roots, starts)
-            self._trees_shape = self.shape
+            self._trees_structure = self.versions.structure
         return self._trees
 
     def tree_rows(self, root_ids):
@@ -301,8 +287,7 @@ class Store:
                 self.rows.parent[moving] = parents[current][moved]
                 self.rows.root[moving] = roots[current][moved]
                 self.unrendered.update(moving.tolist())
-                self.shape += 1
-                self.epoch += 1
+                self._restructured()
                 self._changed(self.rows.id[moving])
         return rows, current
 
@@ -344,8 +329,7 @@ class Store:
             rows[new] = self._new_rows(
                 ids[new], parents[new], roots[new], generations[new],
                 identities[new], uuids, inventories, trait_names)
-            self.shape += 1
-            self.epoch += 1
+            self._restructured()
             self._changed(ids)
         return rows
 
@@ -446,9 +430,15 @@ class Store:
     def _changed(self, ids):
         """The providers ``ids`` (an array) changed: their values are
         written (see changed_at)."""
-        self.clock += 1
+        self.versions.changes += 1
         ids = np.asarray(ids, np.int64)
-        self.changed_at[ids[ids < len(self.changed_at)]] = self.clock
+        self.changed_at[ids[ids < len(self.changed_at)]] = (
+            self.versions.changes)
+
+    def _restructured(self):
+        """Where providers are or what they have changed."""
+        self.versions.structure += 1
+        self.versions.usage += 1
 
     def _set_uuid(self, row, uuid):
         encoded = uuid.encode('ascii', 'replace')
@@ -511,7 +501,7 @@ class Store:
         rows = self.rows_of(ids)
         rows = rows[rows != DEAD]
         if not len(rows):
-            return
+            return None
         with self.lock:
             for row in rows.tolist():
                 first, count = int(self.rows.first[row]), int(
@@ -523,8 +513,7 @@ class Store:
             self.rows.root[rows] = DEAD
             self.live -= len(rows)
             self.unrendered.difference_update(rows.tolist())
-            self.shape += 1
-            self.epoch += 1
+            self._restructured()
             self._changed(ids)
 
     def set_usage(self, rows, used_rows, used_rcs, amounts):
@@ -548,7 +537,7 @@ class Store:
                 slots.used[every[changed]] = used[changed]
                 changed_rows = slots.row[every[changed]]
                 self.unrendered.update(changed_rows.tolist())
-                self.epoch += 1
+                self.versions.usage += 1
                 self._changed(self.rows.id[changed_rows])
 
     def _slots_of_rows(self, rows):
@@ -562,12 +551,13 @@ class Store:
         """Rows and slots without the dead ones, once they are many: a
         cloud whose providers are restocked again and again (every
         inventory write) would grow without bound. Rows are numbered
-        again: only before a read, and ``compactions`` tells those
-        holding rows (see snapshot)."""
+        again: only before a read, and ``versions.numbering`` tells those
+        holding rows (see view). Returns the rows kept, as they were
+        numbered (None when nothing was compacted)."""
         rows, slots = self.rows, self.slots
         if (rows.size - self.live <= MOST_DEAD * rows.size
                 and self.dead_slots <= MOST_DEAD * slots.size):
-            return
+            return None
         live = self.live_rows()
         new_rows = rows.compacted(live)
         row_map = np.full(rows.size, DEAD, np.int64)
@@ -589,13 +579,11 @@ class Store:
                            if row_map[row] != DEAD}
         row_of = np.full(len(self.row_of), DEAD, np.int32)
         row_of[new_rows.id[:len(live)]] = np.arange(len(live))
-        if self.arena is not None:
-            self.arena.renumbered(live)
         self.rows, self.slots, self.row_of = new_rows, new_slots, row_of
         self.dead_slots = 0
-        self.compactions += 1
-        self.shape += 1
-        self.epoch += 1
+        self.versions.numbering += 1
+        self._restructured()
+        return live
 
     def nbytes(self):
         return (self.rows.nbytes() + self.slots.nbytes()

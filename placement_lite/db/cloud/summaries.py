@@ -2,7 +2,7 @@
 as the answers render them, kept rendered between requests.
 
 The HTTP layer renders a provider's member (its summary as JSON bytes);
-what it rendered in one shape (the one it names, that of the newest
+what it rendered in one form (the one it names, that of the newest
 microversions) is kept in one bytes value, every provider's member after
 the other (``Arena``), and a request showing consecutive providers takes
 them as one slice. A provider whose stock, usage or place changed is
@@ -39,11 +39,12 @@ class ProviderSummary:
 
 
 class Arena:
-    """The members of every provider in one shape, each followed by a
+    """The members of every provider in one form, each followed by a
     separator, under the class names they show."""
 
-    def __init__(self, shape, class_names):
-        self.shape = shape
+    def __init__(self, form, class_names):
+        #: How each member is rendered (the renderer's, opaque here).
+        self.form = form
         self.class_names = class_names
         self.text = b''
         #: Where each row's member starts and ends in ``text``; a row
@@ -141,12 +142,13 @@ class Arena:
 
 class Shown:
     """The providers one request shows: ``ids`` (an array, in order) of
-    providers kept by ``store``, with ``class_names`` ({rc id: name}) as
-    the request read them. (By id: the store may number its rows again
-    before a read: see store.compact_if_worth_it.)"""
+    providers kept by the Cloud ``kept``, with ``class_names`` ({rc id:
+    name}) as the request read them. (By id: the store may number its
+    rows again before a read: see store.compact_if_worth_it.)"""
 
-    def __init__(self, store, ids, class_names):
-        self.store = store
+    def __init__(self, kept, ids, class_names):
+        self.kept = kept
+        self.store = kept.store
         self.ids = ids
         self.class_names = class_names
 
@@ -163,7 +165,7 @@ class Shown:
 
     def only(self, provider_ids):
         """Those of ``provider_ids`` only."""
-        return Shown(self.store, self.ids[np.isin(self.ids, np.fromiter(
+        return Shown(self.kept, self.ids[np.isin(self.ids, np.fromiter(
             provider_ids, np.int64, len(provider_ids)))], self.class_names)
 
     def summary(self, row):
@@ -185,46 +187,46 @@ class Shown:
         return [(id_, self.summary(row))
                 for id_, row in zip(self.ids.tolist(), self.rows.tolist())]
 
-    def rendered(self, shape, render, piece):
+    def rendered(self, form, render, piece):
         """The members of the providers shown, joined (b', '), as
-        ``render(summary, shape)`` renders one, in pieces of ``piece``
-        bytes (see in_pieces); kept in the store's arena for the shape it
+        ``render(summary, form)`` renders one, in pieces of ``piece``
+        bytes (see in_pieces); kept in the Cloud's arena for the form it
         keeps (see render_ahead)."""
         store = self.store
-        arena = store.arena
-        if arena is None or arena.shape != shape:
-            return in_pieces([b', '.join(render(self.summary(row), shape)
+        arena = self.kept.arena
+        if arena is None or arena.form != form:
+            return in_pieces([b', '.join(render(self.summary(row), form)
                                          for row in self.rows.tolist())],
                              piece)
         with store.lock:
             if arena.class_names != self.class_names:
-                arena = store.arena = Arena(shape, self.class_names)
+                arena = self.kept.arena = Arena(form, self.class_names)
             arena.forget(store.unrendered)
             store.unrendered = set()
 
             def rendered(row):
-                return render(self.summary(row), shape)
+                return render(self.summary(row), form)
             members = arena.members(self.rows, rendered, piece)
             if arena.worth_remaking():
                 arena.remake(store.live_rows(), rendered)
             return members
 
-    def render_ahead(self, shape, render):
-        """Render every provider shown into the store's arena for
-        ``shape``: the shape later answers find kept."""
+    def render_ahead(self, form, render):
+        """Render every provider shown into the Cloud's arena for
+        ``form``: the form later answers find kept."""
         store = self.store
         with store.lock:
-            arena = store.arena
-            if (arena is not None and arena.shape == shape
+            arena = self.kept.arena
+            if (arena is not None and arena.form == form
                     and arena.class_names == self.class_names):
                 # Rendered by the process that wrote the store mapped.
                 arena.forget(store.unrendered)
                 store.unrendered = set()
                 return
-            store.arena = Arena(shape, self.class_names)
+            arena = self.kept.arena = Arena(form, self.class_names)
             store.unrendered = set()
-            store.arena.remake(self.rows,
-                               lambda row: render(self.summary(row), shape))
+            arena.remake(self.rows,
+                               lambda row: render(self.summary(row), form))
 
 
 def in_pieces(parts, piece):

@@ -1,4 +1,4 @@
-"""What one allocation-candidates request reads (db.snapshot) into what the
+"""What one allocation-candidates request reads (its db.cloud.View) into what the
 process keeps (db.cloud): stocks are read once per process and again
 after a change or a replacement; the
 resources summaries show follow usage; a provider deleted while a request
@@ -15,12 +15,11 @@ import sqlalchemy as sa
 
 from placement_lite import engine
 from placement_lite.db import cloud
-from placement_lite.db import lookups
-from placement_lite.db import snapshot
 from placement_lite.db import tables
 from placement_lite.db.cloud import reads
 from placement_lite.db.cloud import summaries
-from placement_lite.handlers import allocation_candidates
+from placement_lite.engine import windows as windows_of
+from placement_lite.handlers import candidates_answer
 from tests import candidate_worlds as worlds
 from tests import harness
 
@@ -122,14 +121,14 @@ def test_an_application_built_warm_reads_no_stock_when_it_first_serves(
         made.append(row)
         return real_summary(self, row)
 
-    real_member = allocation_candidates._member
+    real_member = candidates_answer._member
 
     def member(summary, shape):
         made.append(summary.uuid)
         return real_member(summary, shape)
 
     monkeypatch.setattr(summaries.Shown, 'summary', summary)
-    monkeypatch.setattr(allocation_candidates, '_member', member)
+    monkeypatch.setattr(candidates_answer, '_member', member)
     sa.event.listen(built.db.read_engine, 'before_cursor_execute', record)
     try:
         assert _vcpu_capacities(built) == {U('cn1'): 4, U('cn2'): 8}
@@ -162,13 +161,13 @@ def test_whole_cloud_reads_place_again_only_changed_providers(
     _create_host(environment, 'cn1', 4)
     _create_host(environment, 'cn2', 8)
     placed = _record_restocked(monkeypatch)
-    store = cloud.of(environment.db.read_engine)
+    store = cloud.of(environment.db.read_engine).store
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
-    epoch = store.epoch
+    usage = store.versions.usage
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
     assert placed == [2]
     # Nothing changed: what is kept serves as it is.
-    assert store.epoch == epoch
+    assert store.versions.usage == usage
     _put_inventories(environment, 'cn2', 16, generation=1)
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 16}
     assert placed == [2, 1]
@@ -194,11 +193,11 @@ def test_a_cloud_at_rest_is_not_read_again_on_postgresql(environment,
 
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
     assert len(cloud_reads()) == 1
-    store = cloud.of(environment.db.read_engine)
-    epoch = store.epoch
+    store = cloud.of(environment.db.read_engine).store
+    usage = store.versions.usage
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
     assert len(cloud_reads()) == 1
-    assert store.epoch == epoch
+    assert store.versions.usage == usage
 
     _request(environment, 'PUT', '/traits/CUSTOM_ELSEWHERE', expect=201)
     assert _vcpu_capacities(environment) == {U('cn1'): 4, U('cn2'): 8}
@@ -354,7 +353,7 @@ def test_windows_are_cut_from_a_cloud_at_rest(environment, statements,
     serve) is cut from that read instead of read; after a commit it is
     read. Either way the answer is the one a process that kept nothing
     gives."""
-    monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
+    monkeypatch.setattr(windows_of, 'WINDOW_MIN', 1)
     worlds.search_windows_of_every_tree(monkeypatch)
     if searched == 'some trees':
         rp = tables.resource_providers
@@ -362,7 +361,7 @@ def test_windows_are_cut_from_a_cloud_at_rest(environment, statements,
         # search reads them).
         monkeypatch.setattr(
             engine.search.Searcher, 'few_trees',
-            lambda self, read_holders=True: sorted(self.names.conn.execute(
+            lambda self, read_holders=True: sorted(self.view.conn.execute(
                 sa.select(rp.c.id).where(rp.c.name.in_(
                     ['cn2', 'cn3', 'cn4']))).scalars())
             if read_holders else None)
@@ -431,7 +430,7 @@ def test_a_cloud_at_rest_gives_sharing_and_holders_from_its_read(
     database, and the providers in the aggregates member_of names are
     read once; after a commit they are read again. Either way the answer
     is the one a process that kept nothing gives."""
-    monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
+    monkeypatch.setattr(windows_of, 'WINDOW_MIN', 1)
     worlds.load_into_db(environment.db, SHARED_AT_REST)
     read_engine = environment.db.read_engine
     windows = worlds.record_windows(monkeypatch)
@@ -497,7 +496,7 @@ def test_what_is_derived_holds_while_only_allocations_are_written(
     straight into the database, as the reference writes it before 1.19
     (no generation bumped), and a trait taken away do not. Each answer is
     the one a process that kept nothing gives."""
-    monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
+    monkeypatch.setattr(windows_of, 'WINDOW_MIN', 1)
     ids = worlds.load_into_db(environment.db, SHARED_AT_REST)
     read_engine = environment.db.read_engine
     sharing = 'resources=VCPU:1,DISK_GB:10&limit=2'
@@ -572,7 +571,7 @@ def test_patched_kept_reads_answer_as_fresh_ones(environment, monkeypatch,
     whole cloud, or of each window (of one tree at first), equals the one
     a process that kept nothing gives."""
     query = 'resources=VCPU:1,DISK_GB:10' + limit
-    monkeypatch.setattr(engine, 'WINDOW_MIN', 1)
+    monkeypatch.setattr(windows_of, 'WINDOW_MIN', 1)
     if windows == 'of every tree':
         worlds.search_windows_of_every_tree(monkeypatch)
 
@@ -629,12 +628,12 @@ def test_patched_kept_reads_answer_as_fresh_ones(environment, monkeypatch,
     for change in changes:
         change()
         patched = worlds.candidates(environment, query)
-        kept = _kept_cloud(cloud.of(read_engine))
+        kept = _kept_cloud(cloud.of(read_engine).store)
         cloud.forget(read_engine)
         assert patched == worlds.candidates(environment, query)
         if not limit:
             # The whole cloud read afresh is what was kept, patched.
-            assert kept == _kept_cloud(cloud.of(read_engine))
+            assert kept == _kept_cloud(cloud.of(read_engine).store)
 
 
 def _kept_cloud(store):
@@ -701,9 +700,8 @@ def test_a_provider_deleted_while_read_is_left_out(environment,
 
     monkeypatch.setattr(reads, '_restock', deleting_before_first_stock_read)
     with environment.db.writer() as conn:
-        names = lookups.resource_class_names(conn)
-        vcpu = {name: id_ for id_, name in names.items()}['VCPU']
-        read = snapshot.Snapshot(conn, names)
+        read = cloud.request_view(conn)
+        vcpu = {name: id_ for id_, name in read.class_names.items()}['VCPU']
         found = read.capacities({vcpu})
         shown = read.summaries({ids['stays'], ids['goes']})
     assert found == {vcpu: {ids['stays']: reads.Capacity(
@@ -717,14 +715,14 @@ def _record_read_sizes(monkeypatch):
     real_scope, real_whole = reads.read_scope, reads.read_whole
     sizes = []
 
-    def of_scope(conn, store, scope, params, scope_of_trees):
-        rows = real_scope(conn, store, scope, params, scope_of_trees)
+    def of_scope(conn, kept_cloud, scope, params, scope_of_trees):
+        rows = real_scope(conn, kept_cloud, scope, params, scope_of_trees)
         sizes.append(len(rows))
         return rows
 
-    def of_whole(conn, store, scope_of_trees, seen_now=None):
-        how = real_whole(conn, store, scope_of_trees, seen_now)
-        sizes.append(store.live)
+    def of_whole(conn, kept_cloud, scope_of_trees, seen_now=None):
+        how = real_whole(conn, kept_cloud, scope_of_trees, seen_now)
+        sizes.append(kept_cloud.store.live)
         return how
 
     monkeypatch.setattr(reads, 'read_scope', of_scope)
