@@ -109,3 +109,16 @@ def test_a_preparation_refused_is_made_by_the_next_read(db):
         with conn.begin():
             assert _trait_names(conn) == (0, [])
             assert len(_prepared_here(conn)) == 1
+
+
+def test_listings_without_filters_prepared_with_and_without_values(db):
+    """The whole listing binds nothing (EXECUTE takes no list then); a
+    tree's binds the uuid of one of its providers."""
+    with db.reader() as conn:
+        assert [row.uuid for row in providers.list_providers(conn)] == [
+            PROVIDER]
+        assert [row.uuid for row in providers.list_providers(
+            conn, in_tree=PROVIDER)] == [PROVIDER]
+        assert providers.list_providers(
+            conn, in_tree=str(uuidlib.UUID(int=8))) == []
+        assert len(_prepared_here(conn)) == 2

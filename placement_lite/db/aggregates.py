@@ -6,6 +6,7 @@ import sqlalchemy as sa
 
 from placement_lite.db import bulk
 from placement_lite.db import lookups
+from placement_lite.db import prepared
 from placement_lite.db import providers
 from placement_lite.db import tables
 
@@ -58,8 +59,8 @@ def aggregate_ids(conn, uuids):
     """{uuid: id} for the aggregates among ``uuids`` that exist."""
     if not uuids:
         return {}
-    return dict(conn.execute(_aggregate_ids(conn.dialect.name),
-                             {'uuids': bulk.bound(conn, uuids)}).all())
+    return dict(prepared.read(conn, _aggregate_ids(conn.dialect.name),
+                              {'uuids': bulk.bound(conn, uuids)}))
 
 
 @functools.cache

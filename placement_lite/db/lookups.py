@@ -97,8 +97,8 @@ def trait_ids(conn, names):
     """{name: id} for the traits among ``names`` that exist."""
     if not names:
         return {}
-    return dict(conn.execute(_trait_ids(conn.dialect.name),
-                             {'names': bulk.bound(conn, names)}).all())
+    return dict(prepared.read(conn, _trait_ids(conn.dialect.name),
+                              {'names': bulk.bound(conn, names)}))
 
 
 @functools.cache

@@ -16,36 +16,45 @@ opens a new one. Elsewhere the statement runs as it is.
 """
 
 import functools
-import itertools
 
 from sqlalchemy.dialects import postgresql
 
 #: The key, in a pooled connection's ``info``, of the names it prepared.
 _PREPARED = 'placement_lite_prepared'
-_NUMBERS = itertools.count(1)
 #: Compiles with PostgreSQL's own placeholders ($1, $2...), as PREPARE
 #: takes them.
 _NUMBERED = postgresql.psycopg2.dialect(paramstyle='numeric_dollar')
 
 
+#: {SQL text: its name}: a statement made again (a shape dropped from a
+#: cache and made anew) keeps the name it was prepared under.
+_NAMES = {}
+
+
 class _Prepared:
     def __init__(self, statement):
         compiled = statement.compile(dialect=_NUMBERED)
-        self.name = 'placement_lite_%d' % next(_NUMBERS)
-        self.prepare = 'PREPARE %s AS %s' % (self.name, compiled)
-        self.execute = 'EXECUTE %s (%s)' % (self.name, ', '.join(
-            '%%(%s)s' % name for name in compiled.positiontup))
+        text = str(compiled)
+        self.name = _NAMES.setdefault(
+            text, 'placement_lite_%d' % (len(_NAMES) + 1))
+        self.prepare = 'PREPARE %s AS %s' % (self.name, text)
+        self.execute = 'EXECUTE ' + self.name
+        if compiled.positiontup:
+            self.execute += ' (%s)' % ', '.join(
+                '%%(%s)s' % name for name in compiled.positiontup)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=1024)
 def _prepared(statement):
     return _Prepared(statement)
 
 
 def read(conn, statement, params):
-    """The rows ``statement`` (a module's constant: one is prepared per
-    statement and connection) reads with ``params``, run on PostgreSQL as
-    a statement the connection prepared."""
+    """The rows ``statement`` reads with ``params``, run on PostgreSQL as
+    a statement the connection prepared. Only for statements of a few
+    shapes (each is prepared in every connection, for its life) whose
+    plan no value bound changes much: not a capacity filter's, which
+    PostgreSQL misestimates (db.providers.list_providers)."""
     if conn.dialect.name != 'postgresql':
         return conn.execute(statement, params).all()
     prepared = _prepared(statement)

@@ -12,6 +12,7 @@ from placement_lite.db import bulk
 from placement_lite.db import links
 from placement_lite.db import locks
 from placement_lite.db import lookups
+from placement_lite.db import prepared
 from placement_lite.db import tables
 
 rp = tables.resource_providers
@@ -365,6 +366,10 @@ def list_providers(conn, name=None, uuid=None, in_tree=None,
     against 6).
     """
     params = {'name': name, 'uuid': uuid, 'in_tree': in_tree}
+    if not within and not excluding:
+        # A tree's, a name's or a uuid's listing: prepared (db.prepared).
+        return prepared.read(conn, _listing_by(
+            bool(name), bool(uuid), bool(in_tree)), params)
     for id_filter in (*within, *excluding):
         params.update(id_filter.params)
     query = _listing_filtered(
