@@ -850,34 +850,68 @@ What was taken, by number:
   `os.getpid()` (a system call, 0.3 us: about 2 us a request). A pid kept
   across requests would need a hook after uwsgi's fork, which uwsgi calls
   only with `py-call-osafterfork`; not worth the risk of two workers
-  writing one file. With metrics on, the mix measures within noise of
-  without (the table above).
+  writing one file. With metrics on, the mix measured within noise of
+  without (commit 54b1f95: 2.64 ms against 2.67 per request).
+
+Then the reads prepared (`db/prepared.py`): before, commit 4b23c09;
+after, commit 7354d2a; the same command, 1,000 requests per route, wall
+clock charged, load average 3.7 to 5.7 (the process's CPU and the
+backend's are the figures to compare).
+
+| per request (us) | aggregates | allocations | inventories | traits | in_tree | sharing | GET / |
+|---|---:|---:|---:|---:|---:|---:|---:|
+| PostgreSQL backend CPU, before | 440 | 710 | 510 | 410 | 560 | 1780 | 0 |
+| after | 90 | 140 | 90 | 140 | 140 | 2170 | 0 |
+| the process's CPU, uncharged, before | 915 | 1064 | 1063 | 865 | 1188 | 1995 | 200 |
+| after | 520 | 596 | 491 | 589 | 558 | 2210 | 148 |
+| SQLAlchemy running and compiling, before | 208 | 218 | 220 | 240 | 220 | 608 | 0 |
+| after (an EXECUTE runs as the driver's text, charged to the handler) | 0 | 0 | 0 | 0 | 0 | 257 | 0 |
+| the handler's own code, before | 149 | 161 | 180 | 177 | 311 | 414 | 29 |
+| after | 194 | 209 | 229 | 230 | 303 | 473 | 20 |
+
+- **PostgreSQL planning each statement** was most of the database's
+  CPU per request (`EXPLAIN ANALYZE` of the provider reads: planning
+  0.17 to 0.42 ms, execution 0.04 to 0.06 ms). psycopg2 prepares
+  nothing, so the reads of one provider (its inventories, traits,
+  aggregates, allocations), the listings without filters (`in_tree`)
+  and the trait and aggregate id lookups are prepared once per
+  connection and run by name: the backend's CPU for them is a fifth to a
+  quarter of what it was, and SQLAlchemy's compiling and result set-up
+  for them are gone. The sharing listing's own statement has filters
+  and is not prepared (its shapes are many, and a generic plan of a
+  capacity filter could be far worse than one made for the values): it
+  costs what it did.
 
 What is left, and what would take it:
 
-- **PostgreSQL planning each statement**: `EXPLAIN ANALYZE` of the
-  provider reads gives a planning time of 0.17 to 0.42 ms against an
-  execution of 0.04 to 0.06 ms (loaded machine): most of the database's
-  CPU per request. psycopg2 has no prepared statements; psycopg 3 (its
-  automatic preparation) would, but the error handling reads psycopg2's
-  `pgcode`.
-- **SQLAlchemy per statement and the pool**, about a third of the
-  process's CPU: the cache key of a statement, its execution context, a
-  connection checked out and in.
-- **the request log**: the reference logs the same line; oslo.log's
-  formatter (its context, an ISO time through dateutil) and one write.
-- **kept state** (not in this step): the goal, a tenth of the
-  reference's CPU, is below what one statement costs the database plus
-  what SQLAlchemy costs a request, so it needs the reads answered from
-  what a process keeps with at most one cheap check each:
-  `.../inventories`, `.../traits` and `.../allocations` by comparing the
-  provider's generation (every writer bumps it with those writes, the
-  reference too), read in one single-row statement by uuid;
-  `.../aggregates` and the sharing listing by the generation and no
-  transaction logged in `placement_lite_structure_writes` since
-  (writes of aggregates before 1.19 bump no generation); `in_tree` by
-  the tree's state lines (id, parent, root, generation), as the
-  candidates' one-tree reads do; on SQLite, read per request."""
+- **the request log**, the largest part after the database (about 200
+  us): the reference logs the same line; oslo.log's formatter (its
+  context, an ISO time through dateutil) and one write. Only a formatter
+  of our own would take it, and the line's format is the operator's
+  (`logging_context_format_string`).
+- **SQLAlchemy per statement and the pool** (about 200 us): a connection
+  checked out and in, an execution context and a result per statement.
+  The driver's cursor used straight would take most of it, but then
+  SQLAlchemy's error handling (a lost connection answered 503, the pool
+  emptied) and the statement events the metrics count would have to be
+  made again by hand.
+- **the sharing listing** (3 statements, about 2 ms of the backend):
+  one statement with the lookups folded in, or its filtered statements
+  prepared per shape with a bound on how many a connection keeps.
+- **kept state**: the goal, a tenth of the reference's CPU (1.1 ms per
+  request in the run above), is below what one round trip costs the
+  process (SQLAlchemy, the pool, the driver: about 0.5 ms) plus the WSGI
+  stack and the request log (about 0.6 ms) plus uwsgi (0.13 ms). A read
+  answered from what a process keeps still needs one round trip to know
+  it is current (another service may write the database: "Which writes
+  a cache must see" in docs/architecture.md; on PostgreSQL, the
+  transactions logged since), and that round trip costs what a prepared
+  read now costs: kept answers would save the rows and their rendering,
+  not the round trip. A process could know without a round trip only if
+  every writer told it (LISTEN/NOTIFY from the triggers), and a
+  notification reaches a listener after the writer's commit has
+  returned, so a read right after another service's write could miss
+  it: not correct."""
 
 
 def section(reports):
