@@ -48,6 +48,7 @@ from placement_lite.handlers import responses
 from tests import harness
 from tests.bench import builder
 from tests.bench import cloud as bench_cloud
+from tests.bench import profile as bench_profile
 from tests.bench import steady
 from tests.bench import storm
 
@@ -70,7 +71,7 @@ def _middleware():
         (falcon.App, 'falcon'))
 
 
-class Parts:
+class Parts(bench_profile.Charging):
     """Time charged by part: each moment to the innermost part whose code
     runs then. The clock is the wall clock (the thread's CPU clock is a
     system call, which would cost more than the smaller parts): but for
@@ -87,10 +88,8 @@ class Parts:
     in 'pool'; the JSON and headers written 'rendering'."""
 
     def __init__(self):
-        self.seconds = collections.Counter()
+        super().__init__()
         self.statements = 0
-        self.active = True
-        self._stack = []
         for cls, part in _middleware():
             self._charge_method(cls, '__call__', part)
         for _path, resource in routes.served(True):
@@ -123,33 +122,6 @@ class Parts:
             lambda this, *args, **kwargs: function.__get__(this, owner)(
                 *args, **kwargs), part)
         setattr(owner, name, charged)
-
-    def _charged(self, function, part):
-        def charged(*args, **kwargs):
-            self._enter(part)
-            try:
-                return function(*args, **kwargs)
-            finally:
-                self._leave()
-        return charged
-
-    def _enter(self, part):
-        if not self.active:
-            return
-        now = time.perf_counter()
-        if self._stack:
-            outer = self._stack[-1]
-            self.seconds[outer[0]] += now - outer[1]
-        self._stack.append([part, now])
-
-    def _leave(self):
-        if not self.active:
-            return
-        now = time.perf_counter()
-        part, since = self._stack.pop()
-        self.seconds[part] += now - since
-        if self._stack:
-            self._stack[-1][1] = now
 
 
 def environ_of(request):
