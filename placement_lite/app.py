@@ -8,19 +8,24 @@ A request passes, outside in::
       -> handler (one module per resource in placement_lite.handlers)
 """
 
+import functools
 import gc
 import http
 import logging
+import re
 
 import falcon
 from keystonemiddleware import auth_token
+import microversion_parse
 from microversion_parse import middleware as microversion_middleware
+from oslo_context import context as oslo_context
 from oslo_middleware import cors
 from oslo_middleware import healthcheck
 from oslo_middleware import http_proxy_to_wsgi
 from oslo_middleware import request_id
 import webob.exc
 
+from placement_lite import closing
 from placement_lite import conf as config
 from placement_lite import context
 from placement_lite import drain
@@ -111,6 +116,95 @@ class Healthcheck:
         if environ.get('PATH_INFO') == self.PATH:
             return self.check(environ, start_response)
         return self.application(environ, start_response)
+
+
+def _as_webob_answers(environ, answer):
+    """``answer`` as a webob Response passed on answers it: without its
+    body to a HEAD request (webob's EmptyResponse), closed when the
+    server closes it."""
+    if environ.get('REQUEST_METHOD') != 'HEAD':
+        return answer
+    return closing.Answer((), getattr(answer, 'close', lambda: None))
+
+
+class RequestId:
+    """oslo.middleware's RequestId, answers passed on without webob: a
+    request id made for each request and given back in
+    ``x-openstack-request-id`` (unless the answer has one), and the
+    caller's global request id kept when it is well formed. (webob's
+    request and response objects around every answer cost more than the
+    rest of this middleware.)"""
+
+    _GLOBAL_ID = re.compile(request_id.ID_FORMAT)
+    _GLOBAL_ID_HEADER = 'HTTP_' + request_id.INBOUND_HEADER.upper().replace(
+        '-', '_')
+
+    def __init__(self, application):
+        self.application = application
+
+    def __call__(self, environ, start_response):
+        if self._GLOBAL_ID.match(environ.get(self._GLOBAL_ID_HEADER, '')):
+            environ[request_id.GLOBAL_REQ_ID] = environ[
+                self._GLOBAL_ID_HEADER]
+        given = oslo_context.generate_request_id()
+        environ[request_id.ENV_REQUEST_ID] = given
+
+        def with_request_id(status, headers, exc_info=None):
+            if not any(name.lower() == request_id.HTTP_RESP_HEADER_REQUEST_ID
+                       for name, _value in headers):
+                headers = headers + [
+                    (request_id.HTTP_RESP_HEADER_REQUEST_ID, given)]
+            return start_response(status, headers, exc_info)
+
+        return _as_webob_answers(environ, self.application(environ,
+                                                           with_request_id))
+
+
+class Microversion:
+    """microversion_parse's MicroversionMiddleware, answers passed on
+    without webob: the version asked for (microversion_parse reads it)
+    in the environ, and given back in ``openstack-api-version`` with
+    ``vary``. A version refused is answered by microversion_parse's
+    middleware itself.
+
+    What microversion_parse makes of a header depends on its value
+    alone: the version and the headers that give it back are worked out
+    once per value seen (the last ``KEPT`` of them), not per request."""
+
+    KEPT = 64
+    #: Where a PEP 3333 server leaves ``OpenStack-API-Version``, the only
+    #: header microversion_parse reads of the environ for placement.
+    HEADER = 'HTTP_' + microversion_parse.STANDARD_HEADER.upper().replace(
+        '-', '_')
+
+    def __init__(self, application, versions, refused):
+        self.application = application
+        self.versions = versions
+        self.refused = refused
+        self._given = functools.lru_cache(maxsize=self.KEPT)(self._worked_out)
+
+    def _worked_out(self, header):
+        """(version, the headers the answer gets) for the header's value
+        (None: no header); ValueError or TypeError when it is refused."""
+        version = microversion_parse.extract_version(
+            {} if header is None else {self.HEADER: header},
+            microversion.SERVICE_TYPE, self.versions)
+        return version, [(microversion_parse.STANDARD_HEADER,
+                          '%s %s' % (microversion.SERVICE_TYPE, version)),
+                         ('vary', microversion_parse.STANDARD_HEADER)]
+
+    def __call__(self, environ, start_response):
+        try:
+            version, added = self._given(environ.get(self.HEADER))
+        except (ValueError, TypeError):
+            return self.refused(environ, start_response)
+        environ[microversion.ENVIRON] = version
+
+        def with_version(status, headers, exc_info=None):
+            return start_response(status, headers + added, exc_info)
+
+        return _as_webob_answers(environ, self.application(environ,
+                                                           with_version))
 
 
 class AcceptJson:
@@ -216,10 +310,12 @@ def _tunnel_path_as_latin1(environ):
         environ['PATH_INFO'] = path.encode('utf-8').decode('latin-1')
 
 
-def _declared_methods(resource):
-    """HTTP methods of a resource, in the order its responders are defined."""
+@functools.cache
+def _declared_methods(resource_class):
+    """HTTP methods of a resource class, in the order its responders are
+    defined."""
     methods = []
-    for klass in reversed(type(resource).__mro__):
+    for klass in reversed(resource_class.__mro__):
         for name in vars(klass):
             if name.startswith('on_') and name[3:].upper() not in methods:
                 methods.append(name[3:].upper())
@@ -275,7 +371,7 @@ class _MethodGuard:
             return
         if '' in params.values():
             raise errors.NotFound('', answered_by=errors.DISPATCHER)
-        methods = _declared_methods(resource)
+        methods = _declared_methods(type(resource))
         if req.method not in methods:
             raise errors.MethodNotAllowed(
                 'The method specified is not allowed for this resource.',
@@ -405,10 +501,11 @@ def build_app(conf, db=None):
     versions = microversion.versions(conf.api.enable_extensions)
     application = FaultWrapper(build_falcon_app(
         conf.api.enable_extensions, conf.api.max_request_body_size))
-    application = microversion_middleware.MicroversionMiddleware(
-        application, microversion.SERVICE_TYPE, versions,
-        json_error_formatter=errors.webob_json_formatter(
-            versions[0], versions[-1]))
+    application = Microversion(
+        application, versions, microversion_middleware.MicroversionMiddleware(
+            application, microversion.SERVICE_TYPE, versions,
+            json_error_formatter=errors.webob_json_formatter(
+                versions[0], versions[-1])))
     application = OmitHeaders(application)
     application = ContextMiddleware(application, conf, db, enforcer)
     if conf.api.auth_strategy == 'noauth2':
@@ -426,6 +523,5 @@ def build_app(conf, db=None):
                                conf, db,
                                routes.served(conf.api.enable_extensions))
     return Healthcheck(request_body.RequestBody(
-        request_id.RequestId(application), conf.api.max_request_body_size),
-        conf)
+        RequestId(application), conf.api.max_request_body_size), conf)
 

@@ -1,9 +1,10 @@
 """Microversions: the versions served, the feature each one brought, and
 the one way code asks which applies.
 
-Parsing the ``OpenStack-API-Version`` header, ``latest``, the 400 and 406
-answers and the response headers are done by microversion-parse's WSGI
-middleware (see ``app.py``). It leaves the request's version in the WSGI
+Parsing the ``OpenStack-API-Version`` header and ``latest`` are
+microversion-parse's, and so are the 400 and 406 answers (its WSGI
+middleware's); ``app.Microversion`` calls it and gives the version back
+in the answer's headers. It leaves the request's version in the WSGI
 environ as a ``(major, minor)`` named tuple, which compares with the
 :class:`Version` constants below as tuples do. So code branches with
 ``microversion.of(req) >= microversion.NESTED_PROVIDERS`` in a handler and
@@ -21,7 +22,7 @@ raised in handlers.responses).
 import typing
 
 SERVICE_TYPE = 'placement'
-#: Where microversion-parse's middleware leaves a request's version.
+#: Where ``app.Microversion`` leaves a request's version.
 ENVIRON = SERVICE_TYPE + '.microversion'
 
 

@@ -23,6 +23,7 @@ from tests.bench import mixed_fleet
 from tests.bench import queries as bench_queries
 from tests.bench import restart as bench_restart
 from tests.bench import scaling
+from tests.bench import steady as bench_steady
 from tests.bench import storm as bench_storm
 from tests.bench import writes as bench_writes
 
@@ -228,6 +229,78 @@ def test_report_renders_results_and_timeouts():
     assert len(rows) == 2 + len(bench_writes.STEPS)
     assert bench.percentile([5, 1, 4, 2, 3], 0.5) == 3
     assert bench.percentile([5, 1, 4, 2, 3], 0.95) == 5
+
+
+def _steady_figures(requests, server_cpu, database_cpu, p50=0.01):
+    return {'requests': requests, 'wall_seconds': requests / 100.0,
+            'server_cpu': server_cpu, 'database_cpu': database_cpu,
+            'p50': p50, 'p95': p50, 'failed': {}}
+
+
+def test_the_steady_mix_sends_each_host_s_periodic_reads():
+    cloud = bench_cloud.build(40)
+    tracked = bench_steady.Tracked(cloud, 4)
+    kinds = collections.Counter(request.kind for request in tracked.mix())
+    providers = sum(len(tracked.trees[root.uuid]) + len(
+        tracked.sharing[root.uuid]) for root in tracked.roots)
+    assert len(tracked.roots) == 4
+    assert kinds['allocations'] == 4 * 5
+    assert kinds['in_tree'] == 4
+    assert kinds['inventories'] == kinds['aggregates'] == kinds[
+        'traits'] == providers
+    assert kinds['sharing'] == sum(
+        1 for root in tracked.roots for provider in tracked.trees[root.uuid]
+        if provider.aggregates)
+
+
+def test_the_steady_tables_give_cpu_per_request_and_the_ratios():
+    report = {
+        'hosts': 1000, 'providers': 7387, 'tracked': 2, 'clients': 8,
+        'processes': 4, 'repeat': 2, 'date': '2026-12-02 01:19 UTC',
+        'commit': 'abc1234', 'load': 8.0, 'load_after': 9.5,
+        'mix': {'allocations': 10, 'in_tree': 2, 'inventories': 6,
+                'aggregates': 6, 'traits': 6, 'sharing': 2},
+        'answers': {'traits': 'same bytes'}}
+    for phase in ('steady', 'root'):
+        report[phase] = {
+            'reference': [_steady_figures(100, 0.8, 0.2)] * 2,
+            'placement_lite': [_steady_figures(100, 0.15, 0.05),
+                               _steady_figures(100, 0.25, 0.05)],
+            'bare_falcon': [_steady_figures(100, 0.01, 0.0)] * 2}
+    report['routes'] = {kind: {
+        'reference': [_steady_figures(10, 0.08, 0.02, 0.04)],
+        'placement_lite': [_steady_figures(10, 0.015, 0.005, 0.01)],
+        'placement_lite at 0f032fd': [_steady_figures(10, 0.03, 0.01)]}
+        for kind, _what, _version in bench_steady.READS}
+    report['writes'] = {kind: {
+        name: dict(_steady_figures(8, 0.08 / divisor, 0.0), writes=8,
+                   cpu_per_write=0.01 / divisor)
+        for name, divisor in (('reference', 1), ('placement_lite', 4))}
+        for kind, _what, _version in bench_steady.WRITES}
+    steady_rows = bench_steady.steady_table(report).splitlines()
+    # 16 requests per host and period: 10,000 hosts send 533 a second.
+    assert steady_rows[2:5] == [
+        '| the mix | reference | 100 | 8.00 ms | 2.00 ms | 10.00 ms '
+        '(10.00 ms) | 1.0x | 100.0x | 5.33 |',
+        '| the mix | placement_lite | 100 | 2.00 ms | 0.50 ms | 2.50 ms '
+        '(2.00-3.00 ms) | 4.0x | 25.0x | 1.33 |',
+        '| the mix | bare_falcon | 100 | 0.10 ms | 0.00 ms | 0.10 ms '
+        '(0.10 ms) | 100.0x | 1.0x | 0.05 |']
+    assert steady_rows[5].startswith('| GET / | reference | 100 |')
+    assert steady_rows[5].endswith('| - |')
+    routes_rows = bench_steady.routes_table(report).splitlines()
+    assert routes_rows[0].count('placement_lite at 0f032fd') == 1
+    assert routes_rows[6] == (
+        '| `GET /resource_providers/{uuid}/traits` | 1.6 | 3.00 | 10.00 ms '
+        '| 2.00 ms | 5.0x | 4.00 ms | 40.00 ms | 10.00 ms | same bytes |')
+    assert bench_steady.writes_table(report).splitlines()[4] == (
+        "| PUT a host's aggregates (one added, then removed) | 1.19 | 8 "
+        '| 100 | 10.00 ms | 100 | 2.50 ms | 4.0x |')
+    section = bench_steady.section([report])
+    assert section.startswith(bench_steady.TITLE + '\n')
+    assert '### 1,000 compute hosts\n\n1,000 compute hosts (7,387 ' \
+        'providers); the periodic reads of 2 of them' in section
+    assert section.endswith(bench_steady.PROFILE)
 
 
 def test_a_mixed_fleet_s_numbers_and_checks_are_tabled():

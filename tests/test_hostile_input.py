@@ -159,7 +159,7 @@ def _paths():
                           HOSTILE_TEXT),
         'uuid_or_name': st.one_of(st.just(PROFILE), HOSTILE_TEXT),
     }
-    routes = [(path, placement_app._declared_methods(resource()))
+    routes = [(path, placement_app._declared_methods(resource))
               for path, resource in served_routes.served(True)]
     routes += [('//resource_providers', ['GET']),
                ('/resource_providers//', ['GET'])]

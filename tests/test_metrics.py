@@ -99,6 +99,31 @@ def test_requests_by_route_template_never_by_path(counted):
     assert not [key for key in scraped if provider in str(key)]
 
 
+def test_each_label_set_counts_in_its_own_series(counted):
+    """One route, method and microversion answered 200, then 404, then
+    200 again, at two microversions: each status and version in its own
+    series, however often the same labels come back."""
+    provider = _provider(counted, 4)
+    missing = str(uuid.uuid4())
+    for asked, version in ((provider, '1.20'), (missing, '1.20'),
+                           (provider, '1.20'), (provider, '1.14'),
+                           (missing, '1.20'), (provider, '1.20')):
+        counted.request('GET', '/resource_providers/%s' % asked,
+                        version=version)
+
+    scraped = metrics_scrape.scrape(counted)
+    for status, microversion, times in (('200', '1.20', 3),
+                                        ('404', '1.20', 2),
+                                        ('200', '1.14', 1)):
+        assert metrics_scrape.value(
+            scraped, 'placement_requests_total',
+            route='/resource_providers/{uuid}', method='GET', status=status,
+            microversion=microversion) == times
+        assert metrics_scrape.value(
+            scraped, 'placement_request_duration_seconds_count',
+            route='/resource_providers/{uuid}', method='GET',
+            microversion=microversion) == {'1.20': 5, '1.14': 1}[microversion]
+
 def test_candidates_windows_caches_and_the_emptied_step(counted):
     for _i in range(70):
         _provider(counted, 4)

@@ -1,9 +1,12 @@
 """SQL for placement aggregates and providers' membership in them."""
 
+import functools
+
 import sqlalchemy as sa
 
 from placement_lite.db import bulk
 from placement_lite.db import lookups
+from placement_lite.db import prepared
 from placement_lite.db import providers
 from placement_lite.db import tables
 
@@ -12,18 +15,21 @@ links = tables.resource_provider_aggregates
 resource_providers = tables.resource_providers
 
 
-_UUIDS_OF = (
-    sa.select(aggregates.c.uuid)
-    .select_from(aggregates.join(links,
-                                 aggregates.c.id == links.c.aggregate_id))
-    .where(links.c.resource_provider_id == sa.bindparam('provider_id'))
-    .order_by(aggregates.c.id))
+_OF_PROVIDER_NAMED = lookups.provider_with(
+    links.join(aggregates, aggregates.c.id == links.c.aggregate_id),
+    links.c.resource_provider_id == resource_providers.c.id,
+    [aggregates.c.uuid.label('aggregate_uuid')], [aggregates.c.id])
 
 
-def aggregate_uuids_of(conn, provider_id):
-    """The uuids of the provider's aggregates, oldest aggregate first."""
-    return list(conn.execute(_UUIDS_OF,
-                             {'provider_id': provider_id}).scalars())
+def of_provider_named(conn, uuid):
+    """(generation, the uuids of its aggregates, oldest aggregate first)
+    of the provider ``uuid``, in one statement; None when there is none."""
+    found = lookups.generation_and_rows(conn, _OF_PROVIDER_NAMED, uuid,
+                                        'aggregate_uuid')
+    if found is None:
+        return None
+    generation, rows = found
+    return generation, [row.aggregate_uuid for row in rows]
 
 
 _ROOT_MEMBERSHIPS = (
@@ -53,9 +59,15 @@ def aggregate_ids(conn, uuids):
     """{uuid: id} for the aggregates among ``uuids`` that exist."""
     if not uuids:
         return {}
-    return dict(conn.execute(bulk.where_one_of(
-        conn, sa.select(aggregates.c.uuid, aggregates.c.id),
-        aggregates.c.uuid, uuids)).all())
+    return dict(prepared.read(conn, _aggregate_ids(conn.dialect.name),
+                              {'uuids': bulk.bound(conn, uuids)}))
+
+
+@functools.cache
+def _aggregate_ids(dialect):
+    return bulk.where_one_of_bound(
+        dialect, sa.select(aggregates.c.uuid, aggregates.c.id),
+        aggregates.c.uuid, 'uuids')
 
 
 def ensure_aggregates(conn, uuids):

@@ -155,24 +155,23 @@ def of_consumers(conn, consumer_uuids):
     return conn.execute(query).all()
 
 
-_ON_PROVIDER = (
-    sa.select(allocations.c.consumer_id.label('consumer_uuid'),
-              consumers.c.generation.label('consumer_generation'),
-              resource_classes.c.name.label('resource_class'),
-              allocations.c.used,
-              allocations.c.created_at,
-              allocations.c.updated_at)
-    .select_from(
-        allocations
-        .join(consumers, allocations.c.consumer_id == consumers.c.uuid)
-        .join(resource_classes,
-              allocations.c.resource_class_id == resource_classes.c.id))
-    .where(allocations.c.resource_provider_id == sa.bindparam('provider_id'))
-    .order_by(allocations.c.id))
+_ON_PROVIDER_NAMED = lookups.provider_with(
+    allocations
+    .join(consumers, allocations.c.consumer_id == consumers.c.uuid)
+    .join(resource_classes,
+          allocations.c.resource_class_id == resource_classes.c.id),
+    allocations.c.resource_provider_id == providers.c.id,
+    [allocations.c.consumer_id.label('consumer_uuid'),
+     consumers.c.generation.label('consumer_generation'),
+     resource_classes.c.name.label('resource_class'),
+     allocations.c.used, allocations.c.created_at, allocations.c.updated_at],
+    [allocations.c.id])
 
 
-def on_provider(conn, provider_id):
-    """Allocation rows on one provider, with the consumer's generation
-    (allocations without a consumer record are left out, as by the
-    reference)."""
-    return conn.execute(_ON_PROVIDER, {'provider_id': provider_id}).all()
+def on_provider_named(conn, uuid):
+    """(generation, the allocation rows on it, with the consumer's
+    generation) of the provider ``uuid``, in one statement; None when
+    there is none. Allocations without a consumer record are left out, as
+    by the reference."""
+    return lookups.generation_and_rows(conn, _ON_PROVIDER_NAMED, uuid,
+                                       'consumer_uuid')

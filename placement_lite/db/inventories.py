@@ -30,15 +30,21 @@ def _with_class_name():
 
 # The reads of one provider's inventories, built once: building a statement
 # costs a small read a quarter of its time.
-_OF_PROVIDER = _with_class_name().where(
-    inv.c.resource_provider_id == sa.bindparam('provider_id'))
-_ALL_OF_PROVIDER = _OF_PROVIDER.order_by(inv.c.id)
-_ONE_OF_PROVIDER = _OF_PROVIDER.where(rc.c.name == sa.bindparam('name'))
+_ONE_OF_PROVIDER = _with_class_name().where(
+    inv.c.resource_provider_id == sa.bindparam('provider_id'),
+    rc.c.name == sa.bindparam('name'))
+_OF_PROVIDER_NAMED = lookups.provider_with(
+    inv.join(rc, rc.c.id == inv.c.resource_class_id),
+    inv.c.resource_provider_id == tables.resource_providers.c.id,
+    _with_class_name().selected_columns, [inv.c.id])
 
 
-def inventories_of_provider(conn, provider_id):
-    """The provider's inventory rows, with ``resource_class`` names, oldest first."""
-    return conn.execute(_ALL_OF_PROVIDER, {'provider_id': provider_id}).all()
+def of_provider_named(conn, uuid):
+    """(generation, its inventory rows, with ``resource_class`` names,
+    oldest first) of the provider ``uuid``, in one statement; None when
+    there is none."""
+    return lookups.generation_and_rows(conn, _OF_PROVIDER_NAMED, uuid,
+                                       'resource_class_id')
 
 
 def inventories_of_providers(conn, provider_ids):

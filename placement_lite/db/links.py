@@ -51,14 +51,23 @@ def linked_to_each(link_table, column, sets, roots_only=False,
         sa.select(rp.c.id))
     if roots_only:
         query = query.where(rp.c.parent_provider_id.is_(None))
-    for n in range(sets):
-        query = query.where(rp.c.id.in_(
-            _linked(link_table, column, '%s_set_%d' % (column, n),
-                    postgresql)))
+    query = query.where(*linked_to_each_condition(link_table, column, sets,
+                                                  postgresql))
     if with_forbidden:
         query = query.where(rp.c.id.not_in(
             _linked(link_table, column, column + '_forbidden', postgresql)))
     return query
+
+
+@functools.cache
+def linked_to_each_condition(link_table, column, sets, postgresql=False):
+    """What linked_to_each asks of a provider, as conditions on the
+    column ``resource_providers.id`` of a statement of its own (the
+    provider listing): one per set."""
+    return tuple(
+        rp.c.id.in_(_linked(link_table, column, '%s_set_%d' % (column, n),
+                            postgresql))
+        for n in range(sets))
 
 
 def _linked(link_table, column, param, postgresql):

@@ -11,6 +11,7 @@ import functools
 import sqlalchemy as sa
 
 from placement_lite.db import bulk
+from placement_lite.db import prepared
 from placement_lite.db import tables
 
 rp = tables.resource_providers
@@ -44,6 +45,32 @@ def provider_by_uuid(conn, uuid):
     return conn.execute(_PROVIDER_BY_UUID, {'uuid': uuid}).first()
 
 
+def provider_with(joined, onclause, columns, order_by):
+    """A statement reading, in one round trip, the generation of the
+    provider ``:uuid`` and ``columns`` of its rows in ``joined`` (where
+    ``onclause`` links them to it), in ``order_by`` order: no row when
+    there is no such provider, one whose ``columns`` are all NULL when it
+    has none of those rows. Read it with :func:`generation_and_rows`."""
+    return (sa.select(rp.c.generation.label('provider_generation'),
+                      *columns)
+            .select_from(rp.outerjoin(joined, onclause))
+            .where(rp.c.uuid == sa.bindparam('uuid'))
+            .order_by(*order_by))
+
+
+def generation_and_rows(conn, statement, uuid, present):
+    """What ``statement`` (made by :func:`provider_with`) reads of the
+    provider ``uuid``: (its generation, its rows: those whose column
+    ``present`` is not NULL), or None when there is no such provider.
+    Prepared on PostgreSQL (db.prepared): most requests of a region are
+    one of these."""
+    rows = prepared.read(conn, statement, {'uuid': uuid})
+    if not rows:
+        return None
+    return rows[0].provider_generation, [
+        row for row in rows if row._mapping[present] is not None]
+
+
 def resource_class_ids(conn, names):
     """{name: id} for the resource classes among ``names`` that exist."""
     if not names:
@@ -70,6 +97,12 @@ def trait_ids(conn, names):
     """{name: id} for the traits among ``names`` that exist."""
     if not names:
         return {}
-    return dict(conn.execute(bulk.where_one_of(
-        conn, sa.select(traits.c.name, traits.c.id), traits.c.name,
-        names)).all())
+    return dict(prepared.read(conn, _trait_ids(conn.dialect.name),
+                              {'names': bulk.bound(conn, names)}))
+
+
+@functools.cache
+def _trait_ids(dialect):
+    return bulk.where_one_of_bound(dialect, sa.select(traits.c.name,
+                                                      traits.c.id),
+                                   traits.c.name, 'names')

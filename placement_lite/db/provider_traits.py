@@ -3,6 +3,7 @@
 import sqlalchemy as sa
 
 from placement_lite.db import bulk
+from placement_lite.db import lookups
 from placement_lite.db import providers
 from placement_lite.db import tables
 
@@ -10,21 +11,21 @@ traits = tables.traits
 links = tables.resource_provider_traits
 
 
-_TRAITS_OF = (
-    sa.select(traits.c.id, traits.c.name, traits.c.created_at,
-              traits.c.updated_at)
-    .select_from(traits.join(links, traits.c.id == links.c.trait_id))
-    .where(links.c.resource_provider_id == sa.bindparam('provider_id'))
-    .order_by(traits.c.id))
+_OF_PROVIDER_NAMED = lookups.provider_with(
+    links.join(traits, traits.c.id == links.c.trait_id),
+    links.c.resource_provider_id == tables.resource_providers.c.id,
+    [traits.c.id, traits.c.name, traits.c.created_at, traits.c.updated_at],
+    [traits.c.id])
 
 
-def traits_of(conn, provider_id):
-    """The provider's trait rows (id, name, created_at, updated_at).
+def of_provider_named(conn, uuid):
+    """(generation, its trait rows: id, name, created_at, updated_at) of
+    the provider ``uuid``, in one statement; None when there is none.
 
-    Oldest trait first, as the reference lists them: standard traits before
-    custom ones.
+    Oldest trait first, as the reference lists them: standard traits
+    before custom ones.
     """
-    return conn.execute(_TRAITS_OF, {'provider_id': provider_id}).all()
+    return lookups.generation_and_rows(conn, _OF_PROVIDER_NAMED, uuid, 'id')
 
 
 def traits_named(conn, names):

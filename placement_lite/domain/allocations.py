@@ -308,13 +308,13 @@ def allocations_of_consumer(ctx, consumer_uuid):
 
 
 def allocations_on_provider(ctx, provider_uuid):
-    """(provider row, allocation rows); 404 for an unknown provider."""
+    """(provider generation, allocation rows); 404 for an unknown
+    provider."""
     with ctx.db.reader() as conn:
-        provider = providers.provider_or_404(
-            conn, provider_uuid, "Resource provider '%s' not found: No "
-            "resource provider with uuid %s found"
-            % (provider_uuid, provider_uuid))
-        return provider, allocations_db.on_provider(conn, provider.id)
+        return providers.found_or_404(
+            allocations_db.on_provider_named(conn, provider_uuid),
+            provider_uuid, "Resource provider '%s' not found: No resource "
+            "provider with uuid %s found" % (provider_uuid, provider_uuid))
 
 
 def delete_allocations(ctx, consumer_uuid):

@@ -146,10 +146,9 @@ def set_inventories(conn, targets):
 def get_inventories(database, uuid):
     """(provider generation, [Inventory]) of the provider ``uuid``."""
     with database.reader() as conn:
-        provider = _provider_for_read(conn, uuid)
-        return provider.generation, [
-            Inventory.from_row(row)
-            for row in db.inventories_of_provider(conn, provider.id)]
+        generation, rows = providers.found_or_404(
+            db.of_provider_named(conn, uuid), uuid, _not_found_on_read(uuid))
+    return generation, [Inventory.from_row(row) for row in rows]
 
 
 def get_inventory(database, uuid, resource_class):
@@ -279,10 +278,13 @@ def delete_all_inventories(database, uuid):
 
 
 def _provider_for_read(conn, uuid):
+    return providers.provider_or_404(conn, uuid, _not_found_on_read(uuid))
+
+
+def _not_found_on_read(uuid):
     # The reference repeats its lookup message on these reads.
     message = 'No resource provider with uuid %s found' % uuid
-    return providers.provider_or_404(conn, uuid,
-                                     '%s : %s' % (message, message))
+    return '%s : %s' % (message, message)
 
 
 def _provider_to_update(conn, uuid, generation, inventories,

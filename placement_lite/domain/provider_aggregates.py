@@ -6,10 +6,10 @@ from placement_lite.domain import providers
 
 
 def get_aggregates(db, uuid):
-    """(provider row, its aggregate uuids)."""
+    """(provider generation, its aggregate uuids)."""
     with db.reader() as conn:
-        provider = providers.provider_or_404(conn, uuid)
-        return provider, aggregates_db.aggregate_uuids_of(conn, provider.id)
+        return providers.found_or_404(
+            aggregates_db.of_provider_named(conn, uuid), uuid)
 
 
 def set_aggregates(db, uuid, aggregate_uuids, generation=None):

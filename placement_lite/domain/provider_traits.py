@@ -10,12 +10,12 @@ _CONCURRENT = ('Another thread concurrently updated the resource provider '
 
 
 def get_traits(db, uuid):
-    """(provider row, its trait rows by name)."""
+    """(provider generation, its trait rows, oldest first)."""
     with db.reader() as conn:
-        provider = providers.provider_or_404(
-            conn, uuid, 'No resource provider with uuid %s found: No '
-            'resource provider with uuid %s found' % (uuid, uuid))
-        return provider, traits_db.traits_of(conn, provider.id)
+        return providers.found_or_404(
+            traits_db.of_provider_named(conn, uuid), uuid,
+            'No resource provider with uuid %s found: No resource provider '
+            'with uuid %s found' % (uuid, uuid))
 
 
 def _replace_traits(conn, provider, trait_ids):

@@ -26,13 +26,18 @@ def provider_or_404(conn, uuid, detail=None):
     the missing provider and answers the 404 itself, in its own words (a
     :class:`errors.NotFound`); elsewhere the 404 is its object layer's
     (:class:`errors.ObjectNotFound`)."""
-    provider = lookups.provider_by_uuid(conn, uuid)
-    if provider is None:
+    return found_or_404(lookups.provider_by_uuid(conn, uuid), uuid, detail)
+
+
+def found_or_404(found, uuid, detail=None):
+    """``found``, what a read of the provider ``uuid`` found of it; the
+    404 of :func:`provider_or_404` when that is None."""
+    if found is None:
         if detail:
             raise errors.NotFound(detail)
         raise errors.ObjectNotFound(
             'No resource provider with uuid %s found' % uuid)
-    return provider
+    return found
 
 
 def generation_conflict():
@@ -223,12 +228,17 @@ def _listing_filters(conn, filters):
     (None, None) when a filter already shows that nothing matches."""
     within = []
     excluding = []
+    # A filter that finds nothing is checked first only when a later one
+    # could still refuse the request: otherwise the listing finds nothing
+    # as well, without the extra statement.
+    refusable_after_traits = bool(filters.forbidden_traits
+                                  or filters.resources)
     if filters.required_traits:
         ids = _trait_ids_or_400(conn, set().union(*filters.required_traits))
         query = providers_db.providers_with_all_trait_sets(
             [{ids[name] for name in any_of}
              for any_of in filters.required_traits])
-        if not providers_db.any_row(conn, query):
+        if refusable_after_traits and not providers_db.any_row(conn, query):
             return None, None
         within.append(query)
     if filters.forbidden_traits:
@@ -242,7 +252,7 @@ def _listing_filters(conn, filters):
         if not all(id_sets):
             return None, None
         query = providers_db.providers_in_all_aggregate_sets(id_sets)
-        if not providers_db.any_row(conn, query):
+        if filters.resources and not providers_db.any_row(conn, query):
             return None, None
         within.append(query)
     if filters.forbidden_aggregates:
@@ -253,11 +263,12 @@ def _listing_filters(conn, filters):
                 known.values()))
     if filters.resources:
         class_ids = lookups.resource_class_ids(conn, filters.resources)
-        for class_name, amount in filters.resources.items():
+        for number, (class_name, amount) in enumerate(
+                filters.resources.items()):
             if class_name not in class_ids:
                 raise errors.BadRequest(
                     'Invalid resource class in resources parameter: No '
                     'such resource class %s.' % class_name)
             within.append(providers_db.providers_with_capacity(
-                class_ids[class_name], amount))
+                class_ids[class_name], amount, number))
     return within, excluding

@@ -22,9 +22,9 @@ class ProviderAggregates:
         responses.require_json_accept(req)
         responses.require_version(req, microversion.PROVIDER_AGGREGATES)
         req.placement.can('placement:resource_providers:aggregates:list')
-        provider, aggregate_uuids = provider_aggregates.get_aggregates(
+        generation, aggregate_uuids = provider_aggregates.get_aggregates(
             req.placement.db, uuid)
-        _render(req, resp, aggregate_uuids, provider.generation)
+        _render(req, resp, aggregate_uuids, generation)
 
     def on_put(self, req, resp, uuid):
         responses.require_json_content(req)

@@ -125,8 +125,8 @@ class ProviderAllocations:
     def on_get(self, req, resp, uuid):
         responses.require_json_accept(req)
         req.placement.can('placement:resource_providers:allocations:list')
-        provider, rows = allocations.allocations_on_provider(req.placement,
-                                                             uuid)
+        generation, rows = allocations.allocations_on_provider(
+            req.placement, uuid)
         with_generation = (microversion.of(req)
                            >= microversion.CONSUMER_GENERATIONS)
         by_consumer = {}
@@ -136,5 +136,5 @@ class ProviderAllocations:
             if with_generation:
                 entry['consumer_generation'] = row.consumer_generation
         responses.render(resp, {'allocations': by_consumer,
-                           'resource_provider_generation': provider.generation})
+                           'resource_provider_generation': generation})
         dates.set_last_modified(req, resp, _last_modified(rows))

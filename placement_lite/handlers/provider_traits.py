@@ -22,8 +22,9 @@ class ProviderTraits:
         responses.require_version(req, microversion.TRAITS)
         responses.require_json_accept(req)
         req.placement.can('placement:resource_providers:traits:list')
-        provider, traits = provider_traits.get_traits(req.placement.db, uuid)
-        _render(req, resp, traits, provider.generation)
+        generation, traits = provider_traits.get_traits(req.placement.db,
+                                                        uuid)
+        _render(req, resp, traits, generation)
 
     def on_put(self, req, resp, uuid):
         responses.require_version(req, microversion.TRAITS)

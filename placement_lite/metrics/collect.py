@@ -158,6 +158,11 @@ class Metrics:
             ('pool',), registry=owner, multiprocess_mode='livesum')
         self.registry.register(CapacityCollector(db))
         self._counting = threading.local()
+        #: The series a request's labels count in, found once per label
+        #: set: prometheus_client's ``labels()`` checks and locks on every
+        #: call. (The labels are bounded: route templates, methods,
+        #: statuses and microversions.)
+        self._series = {}
         _watch_database(self, db)
         observe.watch(_Watcher(self))
 
@@ -172,10 +177,16 @@ class Metrics:
         method = environ.get('REQUEST_METHOD', '')
         if method not in METHODS:
             method = OTHER_METHOD
-        self.requests.labels(route, method, status, microversion).inc()
-        self.latency.labels(route, method, microversion).observe(seconds)
-        self.statements.labels(route).observe(
-            getattr(self._counting, 'statements', 0))
+        counted = self._series.get((route, method, status, microversion))
+        if counted is None:
+            counted = self._series[route, method, status, microversion] = (
+                self.requests.labels(route, method, status, microversion),
+                self.latency.labels(route, method, microversion),
+                self.statements.labels(route))
+        requests, latency, statements = counted
+        requests.inc()
+        latency.observe(seconds)
+        statements.observe(getattr(self._counting, 'statements', 0))
         if requestlog.CANDIDATES in environ:
             self._candidates_done(environ, status)
         if (route, method) in CLAIM_ROUTES:

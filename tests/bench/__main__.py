@@ -10,6 +10,7 @@ region restart.
     python -m tests.bench --modes storm --storm-hosts 1000 50000
     python -m tests.bench --modes storm --storm-variants lite-order \\
         lite-dispersed --storm-dispersion 16 64 256
+    python -m tests.bench --modes steady --steady-hosts 1000 20000
 
 For each size it starts a throwaway PostgreSQL (one database per service),
 both services under uwsgi with the same settings, loads the same cloud into
@@ -21,8 +22,10 @@ the ratio reference/placement_lite, and whether the candidate counts agree;
 then rounds of the writes nova's report client sends (``writes``).
 Results go to ``reports/bench-<N>.json``. Then (``--modes``) the boot
 storm (tests/bench/storm.py, ``reports/storm-<N>.json``) and the region
-restart (tests/bench/restart.py, ``reports/restart-<N>.json``) at their
-own sizes. ``docs/benchmark.md`` and the chart beside it
+restart (tests/bench/restart.py, ``reports/restart-<N>.json``) and the
+steady load of nova-compute's periodic reads and writes
+(tests/bench/steady.py, ``reports/steady-<N>.json``) at their own
+sizes. ``docs/benchmark.md`` and the chart beside it
 (tests/bench/scaling.py) are regenerated from every full (non
 ``--quick``) report present.
 """
@@ -36,7 +39,6 @@ import json
 import os
 import platform
 import signal
-import subprocess
 import sys
 import time
 
@@ -55,11 +57,12 @@ from tests.bench import scrape as bench_scrape
 from tests.bench import services
 from tests.bench.services import percentile
 from tests.bench import split as bench_split
+from tests.bench import steady as bench_steady
 from tests.bench import storm as bench_storm
 from tests.bench import writes as bench_writes
 
 SERVICES = ('placement_lite', 'reference')
-MODES = ('queries', 'storm', 'restart')
+MODES = ('queries', 'storm', 'restart', 'steady')
 REPORTS = os.path.join(services.REPO, 'reports')
 MARKDOWN = os.path.join(services.REPO, 'docs', 'benchmark.md')
 
@@ -96,6 +99,12 @@ def parse_args(argv):
     parser.add_argument('--restart-max-hosts', type=int,
                         help='replay this many hosts, spread over the cloud, '
                              'instead of all')
+    parser.add_argument('--steady-hosts', type=int, nargs='+',
+                        default=[1000, 20000])
+    parser.add_argument('--steady-tracked', type=int, default=300,
+                        help='hosts whose periodic reads the steady mix '
+                             'sends')
+    parser.add_argument('--steady-clients', type=int, default=8)
     parser.add_argument('--repetitions', type=int, default=10)
     parser.add_argument('--warmup', type=int, default=2)
     parser.add_argument('--only', choices=SERVICES,
@@ -151,6 +160,7 @@ def parse_args(argv):
         args.warmup, args.repetitions, args.timeout = 1, 2, 10.0
         args.storm_schedulers, args.storm_instances = [4], 20
         args.restart_clients = 16
+        args.steady_hosts, args.steady_tracked = [40], 20
     return args
 
 
@@ -833,6 +843,8 @@ def write_markdown():
     for module, mode in ((bench_storm, 'storm'), (bench_restart, 'restart')):
         if _reports(mode):
             parts += ['', module.markdown(_reports(mode))]
+    if _reports('steady'):
+        parts += ['', bench_steady.section(_reports('steady'))]
     parts += ['', bench_claiming.SECTION, bench_mixed_fleet.SECTION,
               bench_ranked.SECTION, bench_split.SECTION,
               bench_growth.SECTION,
@@ -842,15 +854,6 @@ def write_markdown():
     with open(MARKDOWN, 'w') as out:
         out.write('\n'.join(parts) + '\n')
     log('wrote %s' % MARKDOWN)
-
-
-def _commit():
-    try:
-        return subprocess.run(['git', 'rev-parse', '--short', 'HEAD'],
-                              cwd=services.REPO, capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return 'unknown'
 
 
 def main(argv=None):
@@ -876,7 +879,7 @@ def main(argv=None):
             'quick': args.quick, 'note': args.note, 'warmup': args.warmup,
             'repetitions': args.repetitions, 'processes': args.processes,
             'threads': args.threads, 'timeout': args.timeout,
-            'postgresql': postgresql, 'commit': _commit(),
+            'postgresql': postgresql, 'commit': services.commit(),
             'machine': '%s, %d cores' % (platform.machine(), os.cpu_count()),
             'date': datetime.datetime.now(datetime.timezone.utc).strftime(
                 '%Y-%m-%d %H:%M UTC'),
@@ -908,6 +911,13 @@ def main(argv=None):
         bench_restart.run(hosts, args.restart_clients,
                           min(8, args.restart_clients),
                           args.restart_max_hosts, names, venv, args.quick, log)
+    for hosts in args.steady_hosts if 'steady' in args.modes else []:
+        report = bench_steady.run(
+            hosts, args.steady_tracked, args.steady_clients, args.processes,
+            repeat=1 if args.quick else 3, minimum=200 if args.quick
+            else 2000, venv=venv or services.reference_venv(log), log=log,
+            quick=args.quick)
+        print(bench_steady.markdown(report))
     if not args.quick:
         write_markdown()
 

@@ -205,7 +205,46 @@ def profile(environment, queries, repetitions, top, before=None):
         passes.report()
 
 
-class Phases:
+class Charging:
+    """Seconds charged by phase (``seconds``), each moment of the wall
+    clock to the innermost phase entered and not yet left; nothing while
+    ``active`` is False."""
+
+    def __init__(self):
+        self.seconds = collections.Counter()
+        self.active = True
+        #: [phase, when it was last entered or resumed]
+        self._stack = []
+
+    def _charged(self, function, phase):
+        def charged(*args, **kwargs):
+            self._enter(phase)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self._leave()
+        return charged
+
+    def _enter(self, phase):
+        if not self.active:
+            return
+        now = time.perf_counter()
+        if self._stack:
+            outer = self._stack[-1]
+            self.seconds[outer[0]] += now - outer[1]
+        self._stack.append([phase, now])
+
+    def _leave(self):
+        if not self.active:
+            return
+        now = time.perf_counter()
+        phase, since = self._stack.pop()
+        self.seconds[phase] += now - since
+        if self._stack:
+            self._stack[-1][1] = now
+
+
+class Phases(Charging):
     """Where a request's wall time goes, each moment charged to one phase:
     the innermost of the functions below it is in (so the search's SQL is
     SQL, not search), and what none holds to ``rest`` (the WSGI stack,
@@ -231,9 +270,7 @@ class Phases:
              (allocation_candidates, 'render', 'rendering'))
 
     def __init__(self, db):
-        self.seconds = collections.Counter()
-        #: [phase, when it was last entered or resumed]
-        self._stack = []
+        super().__init__()
         for owner, attribute, phase in self.TIMED:
             setattr(owner, attribute, self._charged(
                 getattr(owner, attribute), phase))
@@ -242,29 +279,6 @@ class Phases:
                          lambda *_args: self._enter('sql'))
             event.listen(engine_, 'after_cursor_execute',
                          lambda *_args: self._leave())
-
-    def _charged(self, function, phase):
-        def charged(*args, **kwargs):
-            self._enter(phase)
-            try:
-                return function(*args, **kwargs)
-            finally:
-                self._leave()
-        return charged
-
-    def _enter(self, phase):
-        now = time.perf_counter()
-        if self._stack:
-            outer = self._stack[-1]
-            self.seconds[outer[0]] += now - outer[1]
-        self._stack.append([phase, now])
-
-    def _leave(self):
-        now = time.perf_counter()
-        phase, since = self._stack.pop()
-        self.seconds[phase] += now - since
-        if self._stack:
-            self._stack[-1][1] = now
 
     def request(self, environment, query):
         """{phase: seconds} of one request of ``query``, the whole request

@@ -63,6 +63,16 @@ def _reference_venv(log):
     return venv
 
 
+def commit():
+    """The short id of the commit checked out, or 'unknown'."""
+    try:
+        return subprocess.run(['git', 'rev-parse', '--short', 'HEAD'],
+                              cwd=REPO, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return 'unknown'
+
+
 def percentile(samples, fraction):
     """Nearest-rank percentile; None of no samples."""
     if not samples:
@@ -255,8 +265,9 @@ def _wait_until_gone(group, timeout=10.0):
 
 
 def placement_lite(port, database_url, workdir, extra_config='',
-                   **settings):
-    """placement_lite from this checkout, on its migrated database;
+                   checkout=REPO, **settings):
+    """placement_lite from this checkout (or another, ``checkout``: its
+    code run with this one's packages), on its migrated database;
     ``extra_config`` is appended to its placement.conf."""
     config = ('[api]\nauth_strategy = noauth2\n'
               '[placement_database]\nconnection = %s\n%s' % (database_url,
@@ -265,7 +276,7 @@ def placement_lite(port, database_url, workdir, extra_config='',
         'placement_lite', port, sys.prefix,
         os.path.join(os.path.dirname(sys.executable), 'uwsgi'),
         'placement_lite.wsgi:application', config, workdir,
-        pythonpath=REPO, **settings)
+        pythonpath=checkout, **settings)
 
 
 def reference(port, database_url, workdir, venv, extra_config='',
@@ -326,16 +337,17 @@ def cloud_templates(cloud, names, venv, prefix, log=print):
     return {name: databases[name] for name in names}, seconds
 
 
-def start_on_copy(name, template, run, venv, processes=4, extra_config=''):
+def start_on_copy(name, template, run, venv, processes=4, extra_config='',
+                  checkout=REPO):
     """Service ``name`` started on a new database ``run``, a copy of
     ``template`` (``service.database``: its name); ``extra_config`` is
-    appended to its placement.conf."""
+    appended to its placement.conf; placement_lite from ``checkout``."""
     url = harness.postgres_server().create_database(run, template=template)
     workdir = os.path.join(BENCH_DIR, run)
     port = harness._free_port()
     if name == 'placement_lite':
         service = placement_lite(port, url, workdir, extra_config,
-                                 processes=processes)
+                                 checkout, processes=processes)
     else:
         service = reference(port, url, workdir, venv, extra_config,
                             processes=processes)
