@@ -10,7 +10,6 @@ import uuid as uuidlib
 import pytest
 import sqlalchemy as sa
 
-from placement_lite.db import aggregates
 from placement_lite.db import api as db_api
 from placement_lite.db import prepared
 from placement_lite.db import provider_traits
@@ -123,53 +122,3 @@ def test_listings_without_filters_prepared_with_and_without_values(db):
         assert providers.list_providers(
             conn, in_tree=str(uuidlib.UUID(int=8))) == []
         assert len(_prepared_here(conn)) == 2
-
-
-def test_a_listing_narrowed_by_links_alone_prepared_once_for_any_number(db):
-    """The sharing providers of a host's aggregates (member_of and a
-    required trait): one statement prepared, the aggregates' ids bound as
-    one array whatever their number, read afresh each time."""
-    sharing = str(uuidlib.UUID(int=9))
-    aggregate_a, aggregate_b = (str(uuidlib.UUID(int=n)) for n in (10, 11))
-
-    def trait_id(conn):
-        return conn.execute(
-            sa.select(tables.traits.c.id)
-            .where(tables.traits.c.name == 'MISC_SHARES_VIA_AGGREGATE')
-        ).scalar_one()
-
-    def build(conn):
-        shared_id = providers.insert_provider(conn, sharing, 'ss1')
-        provider_id = conn.execute(
-            sa.select(tables.resource_providers.c.id)
-            .where(tables.resource_providers.c.uuid == PROVIDER)
-        ).scalar_one()
-        aggregates.set_provider_aggregates(conn, provider_id, 0,
-                                           [aggregate_a])
-        aggregates.set_provider_aggregates(conn, shared_id, 0, [aggregate_b])
-        provider_traits.set_provider_traits(conn, provider_id, 1,
-                                            {trait_id(conn)})
-        return shared_id
-    shared_id = db.write(build)
-
-    with db.reader() as conn:
-        ids = aggregates.aggregate_ids(conn, [aggregate_a, aggregate_b])
-        shares = trait_id(conn)
-
-    def sharing_in(conn, *aggregate_uuids):
-        return [row.uuid for row in providers.list_providers(conn, within=[
-            providers.providers_in_all_aggregate_sets(
-                [{ids[uuid] for uuid in aggregate_uuids}]),
-            providers.providers_with_all_trait_sets([{shares}])])]
-
-    with db.reader() as conn:
-        before = _prepared_here(conn)
-        assert sharing_in(conn, aggregate_a, aggregate_b) == [PROVIDER]
-        assert sharing_in(conn, aggregate_a) == [PROVIDER]
-        assert sharing_in(conn, aggregate_b) == []
-        assert len(_prepared_here(conn) - before) == 1
-    db.write(lambda conn: provider_traits.set_provider_traits(
-        conn, shared_id, 1, {shares}))
-    with db.reader() as conn:
-        assert sharing_in(conn, aggregate_a, aggregate_b) == [
-            PROVIDER, sharing]

@@ -257,17 +257,16 @@ class IdFilter(typing.NamedTuple):
     params: dict
     misestimated: bool = False
     #: A link filter's query as conditions on ``resource_providers.id`` of
-    #: the listing, which narrows by them (a subquery fewer to plan): a
-    #: function of whether they are for PostgreSQL (links.one_of).
-    conditions: object = None
+    #: the listing, which narrows by them (a subquery fewer to plan).
+    conditions: tuple = ()
 
 
 def _linked_to_each(link_table, column, id_sets):
     return IdFilter(
         links.linked_to_each(link_table, column, len(id_sets)),
         links.each_params(column, id_sets),
-        conditions=functools.partial(links.linked_to_each_condition,
-                                     link_table, column, len(id_sets)))
+        conditions=links.linked_to_each_condition(link_table, column,
+                                                  len(id_sets)))
 
 
 def providers_with_all_trait_sets(trait_id_sets):
@@ -367,23 +366,19 @@ def list_providers(conn, name=None, uuid=None, in_tree=None,
     against 6).
     """
     params = {'name': name, 'uuid': uuid, 'in_tree': in_tree}
+    if not within and not excluding:
+        # A tree's, a name's or a uuid's listing: prepared (db.prepared).
+        return prepared.read(conn, _listing_by(
+            bool(name), bool(uuid), bool(in_tree)), params)
     for id_filter in (*within, *excluding):
         params.update(id_filter.params)
-    as_sets = tuple(id_filter.query for id_filter in within
-                    if id_filter.misestimated)
-    # Narrowed by links alone (a host's sharing providers: its aggregates
-    # and a trait), its plan does not turn on the values: prepared, as a
-    # listing without filters is (db.prepared); the links' ids bound as
-    # arrays on PostgreSQL, so that one statement takes any number.
-    by_links_alone = not as_sets and not excluding
-    postgresql = by_links_alone and conn.dialect.name == 'postgresql'
     query = _listing_filtered(
         bool(name), bool(uuid), bool(in_tree),
-        tuple(id_filter.conditions(postgresql=postgresql)
-              for id_filter in within if not id_filter.misestimated),
-        as_sets, tuple(id_filter.query for id_filter in excluding))
-    if by_links_alone:
-        return prepared.read(conn, query, params)
+        tuple(id_filter.conditions for id_filter in within
+              if not id_filter.misestimated),
+        tuple(id_filter.query for id_filter in within
+              if id_filter.misestimated),
+        tuple(id_filter.query for id_filter in excluding))
     return conn.execute(query, params).all()
 
 
