@@ -122,3 +122,89 @@ def test_listings_without_filters_prepared_with_and_without_values(db):
         assert providers.list_providers(
             conn, in_tree=str(uuidlib.UUID(int=8))) == []
         assert len(_prepared_here(conn)) == 2
+
+
+def test_rows_read_on_the_driver_are_sqlalchemy_s(db):
+    """A prepared read's rows, read on the driver's cursor, hold what
+    SQLAlchemy's rows of the same EXECUTE hold, by place and by name."""
+    with db.reader() as conn:
+        assert _trait_names(conn) == (0, [])
+        statement = prepared._prepared(provider_traits._OF_PROVIDER_NAMED)
+        ours = prepared._executed(conn, conn.connection.dbapi_connection,
+                                  statement.execute, {'uuid': PROVIDER})
+        theirs = conn.exec_driver_sql(statement.execute,
+                                      {'uuid': PROVIDER}).all()
+    assert [tuple(row) for row in ours] == [tuple(row) for row in theirs]
+    assert ours[0]._fields == tuple(theirs[0]._fields) == (
+        'provider_generation', 'id', 'name', 'created_at', 'updated_at')
+
+
+def test_a_read_on_the_driver_fires_the_statement_events(db):
+    """The metrics and the tests count statements by SQLAlchemy's events:
+    a read on the driver's cursor is one statement, before and after."""
+    seen = []
+    before = lambda conn, cursor, statement, *_args: seen.append(
+        ('before', statement))
+    after = lambda conn, cursor, statement, *_args: seen.append(
+        ('after', statement))
+    sa.event.listen(db.read_engine, 'before_cursor_execute', before)
+    sa.event.listen(db.read_engine, 'after_cursor_execute', after)
+    try:
+        with db.reader() as conn:
+            _trait_names(conn)
+            seen.clear()
+            _trait_names(conn)
+    finally:
+        sa.event.remove(db.read_engine, 'before_cursor_execute', before)
+        sa.event.remove(db.read_engine, 'after_cursor_execute', after)
+    execute = prepared._prepared(provider_traits._OF_PROVIDER_NAMED).execute
+    assert seen == [('before', execute), ('after', execute)]
+
+
+def test_an_error_on_the_driver_raised_as_sqlalchemy_raises_it(db):
+    """The database refusing a read (here its prepared statement dropped
+    behind the pool's back) raises the error SQLAlchemy raises for the
+    same statement, on a connection that stays usable."""
+    statement = prepared._prepared(provider_traits._OF_PROVIDER_NAMED)
+    with db.reader() as conn:
+        assert _trait_names(conn) == (0, [])
+        conn.exec_driver_sql('DEALLOCATE %s' % statement.name)
+        with pytest.raises(sa.exc.DBAPIError) as by_sqlalchemy:
+            conn.exec_driver_sql(statement.execute, {'uuid': PROVIDER})
+        with pytest.raises(sa.exc.DBAPIError) as raised:
+            _trait_names(conn)
+        assert type(raised.value) is type(by_sqlalchemy.value)
+        assert str(raised.value) == str(by_sqlalchemy.value)
+        assert raised.value.orig.pgcode == '26000'
+        assert not raised.value.connection_invalidated
+        assert conn.exec_driver_sql('SELECT 1').scalar() == 1
+
+
+def test_a_connection_lost_under_a_read_on_the_driver_empties_the_pool(db):
+    """A session ended under a read: SQLAlchemy's error for a lost
+    connection (a 503: unavailable), and every connection the pool held
+    is opened anew, the one checked out beside it too."""
+    def session(conn):
+        return conn.exec_driver_sql('SELECT pg_backend_pid()').scalar()
+
+    raised = []
+    with db.reader() as beside:
+        sessions = {session(beside)}
+        with pytest.raises(sa.exc.DBAPIError):
+            with db.reader() as conn:
+                assert _trait_names(conn) == (0, [])
+                sessions.add(session(conn))
+                with harness.postgres_server().admin_engine().connect() as \
+                        admin:
+                    admin.exec_driver_sql('SELECT pg_terminate_backend(%d)'
+                                          % session(conn))
+                try:
+                    _trait_names(conn)
+                except sa.exc.DBAPIError as exc:
+                    raised.append(exc)
+                    raise
+    assert raised[0].connection_invalidated
+    assert db_api.is_unavailable(raised[0])
+    with db.reader() as conn, db.reader() as beside:
+        assert not {session(conn), session(beside)} & sessions
+        assert _trait_names(conn) == (0, [])

@@ -68,7 +68,7 @@ def generation_and_rows(conn, statement, uuid, present):
     if not rows:
         return None
     return rows[0].provider_generation, [
-        row for row in rows if row._mapping[present] is not None]
+        row for row in rows if getattr(row, present) is not None]
 
 
 def resource_class_ids(conn, names):

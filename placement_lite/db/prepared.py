@@ -17,6 +17,9 @@ opens a new one. Elsewhere the statement runs as it is.
 
 import functools
 
+import psycopg2
+from psycopg2 import extras
+import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
 #: The key, in a pooled connection's ``info``, of the names it prepared.
@@ -65,4 +68,37 @@ def read(conn, statement, params):
         # it ran (PREPARE fails in a transaction an error aborted).
         conn.exec_driver_sql(prepared.prepare)
         names.add(prepared.name)
-    return conn.exec_driver_sql(prepared.execute, params).all()
+    return _executed(conn, pooled.dbapi_connection, prepared.execute, params)
+
+
+def _executed(conn, driver, statement, params):
+    """The rows of ``statement`` run on the driver's connection ``driver``
+    of ``conn``, as named tuples (their columns by name and by place, as
+    SQLAlchemy's rows).
+
+    SQLAlchemy would make an execution context, a result and its
+    metadata for a statement whose text and columns never change: about
+    a fifth of a small read's CPU (docs/benchmark.md). What it does
+    besides is kept: the statement events fire (the metrics and the tests
+    count statements by them); an error is raised as SQLAlchemy raises
+    it; a connection that was lost runs the statement again through
+    SQLAlchemy, which raises what it raises for a lost connection and
+    empties the pool."""
+    dispatch = conn.dispatch
+    try:
+        with driver.cursor(cursor_factory=extras.NamedTupleCursor) as cursor:
+            if dispatch.before_cursor_execute:
+                dispatch.before_cursor_execute(conn, cursor, statement,
+                                               params, None, False)
+            cursor.execute(statement, params)
+            if dispatch.after_cursor_execute:
+                dispatch.after_cursor_execute(conn, cursor, statement,
+                                              params, None, False)
+            return cursor.fetchall()
+    except psycopg2.Error as exc:
+        if conn.dialect.is_disconnect(exc, driver, None):
+            return conn.exec_driver_sql(statement, params).all()
+        raise sa.exc.DBAPIError.instance(
+            statement, params, exc, psycopg2.Error,
+            hide_parameters=conn.engine.hide_parameters,
+            dialect=conn.dialect) from exc
