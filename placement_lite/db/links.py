@@ -81,8 +81,8 @@ def linked_to_all_sets(link_sets):
     they find (a correlated EXISTS each), so PostgreSQL joins the link
     rows without first making the members of a large set unique: the
     sharing providers of a host's aggregates at 20,000 hosts cost the
-    backend 1.6 ms instead of 3.2, and no shape measured got slower
-    (docs/benchmark.md)."""
+    backend 2.2 ms per request instead of 3.3, and no shape measured got
+    slower (docs/benchmark.md)."""
     linked = []
     for link_table, column, sets in link_sets:
         for n in range(sets):

@@ -78,7 +78,7 @@ def _executed(conn, driver, statement, params):
 
     SQLAlchemy would make an execution context, a result and its
     metadata for a statement whose text and columns never change: about
-    a fifth of a small read's CPU (docs/benchmark.md). What it does
+    a sixth of a small read's CPU (docs/benchmark.md). What it does
     besides is kept: the statement events fire (the metrics and the tests
     count statements by them); an error is raised as SQLAlchemy raises
     it; a connection that was lost runs the statement again through
