@@ -44,11 +44,6 @@ _BLANK_UNLESS_SET = ('color', 'user_identity', 'resource', 'user_name',
                      'project_name', 'global_request_id')
 
 
-class _DashForFalse(dict):
-    def __getitem__(self, key):
-        return dict.get(self, key) or '-'
-
-
 class QuickContextFormatter(formatters.ContextFormatter):
     """oslo.log's formatter, its lines made with less work for the kind
     every request writes: INFO, no exception, no instance, the
@@ -86,16 +81,14 @@ class QuickContextFormatter(formatters.ContextFormatter):
             return super().format(record)
         fields['project'] = self.project
         fields['version'] = self.version
-        values = None
         if context is not None:
             values = context.get_logging_values()
             fields.update(values)
+            fields['user_identity'] = (
+                self._identity_format % formatters._ReplaceFalseValue(values))
         fields['instance'] = ''
         for key in _BLANK_UNLESS_SET:
             fields.setdefault(key, '')
-        if values is not None:
-            fields['user_identity'] = self._identity_format % _DashForFalse(
-                values)
         fmt = (self._context_format if fields.get('request_id')
                else self._default_format)
         fields['error_summary'] = '-' if '%(error_summary)s' in fmt else ''
